@@ -1,0 +1,48 @@
+"""Helpers shared by the benchmark scripts: machine info and running the CLI in a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def machine_info() -> dict[str, Any]:
+    import torch
+
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+    }
+
+
+def train_run(config: str, seed: int, run_dir: Path, bindings: list[str], threads: int) -> dict[str, Any]:
+    """Run ``polyak train`` in a subprocess with ``threads`` torch threads; return its summary."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    command = [sys.executable, "-m", "polyak.cli", "train", "--config", config, "--seed", str(seed),
+               "--run-dir", str(run_dir)]
+    for binding in bindings:
+        command += ["--gin-param", binding]
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "metrics.csv", newline="") as handle:
+        return list(csv.DictReader(handle))

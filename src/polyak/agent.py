@@ -1,0 +1,188 @@
+"""The DDPG agent (Lillicrap et al. 2015) with TD3's switches (Fujimoto et al. 2018).
+
+``update(batch)`` is one learning step; it never logs, samples replay or touches the env.
+BatchNorm: the online networks learn in train mode and act in eval mode; target networks
+always run in eval mode and Polyak-average the online BatchNorm running statistics along
+with the weights, so a target network is a slow copy of the whole online network.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from polyak.config import AgentConfig, Device, NetworkConfig, NoiseConfig
+from polyak.errors import ConfigError
+from polyak.losses import (
+    actor_loss,
+    clipped_min,
+    critic_loss,
+    polyak_update,
+    smoothed_target_action,
+    td_target,
+)
+from polyak.networks import Actor, CriticEnsemble
+from polyak.noise import ExplorationNoise
+from polyak.replay import Batch
+
+
+def resolve_device(device: Device) -> torch.device:
+    """``auto`` picks CUDA when available; asking for CUDA without it is a config error."""
+    if device is Device.AUTO:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device is Device.CUDA and not torch.cuda.is_available():
+        raise ConfigError("AgentConfig.device is 'cuda' but no CUDA device is available")
+    return torch.device(device.value)
+
+
+def _optimizer(module: nn.Module, config: NetworkConfig) -> torch.optim.Adam:
+    return torch.optim.Adam(module.parameters(), lr=config.lr, weight_decay=config.weight_decay, foreach=True)
+
+
+def _tensors(module: nn.Module) -> list[torch.Tensor]:
+    """Parameters then buffers, in a fixed order, for Polyak averaging."""
+    return [*module.parameters(), *module.buffers()]
+
+
+class Agent:
+    """Actor, critics, their targets and optimizers, exploration noise and counters."""
+
+    def __init__(
+        self,
+        obs_dim: int,
+        action_dim: int,
+        num_envs: int,
+        agent: AgentConfig,
+        actor: NetworkConfig,
+        critic: NetworkConfig,
+        noise: NoiseConfig,
+        seed: np.random.SeedSequence,
+    ) -> None:
+        self.config = agent
+        self.actor_config = actor
+        self.critic_config = critic
+        self.obs_dim, self.action_dim = obs_dim, action_dim
+        self.device = resolve_device(agent.device)
+        init_seed, noise_seed, torch_seed = seed.spawn(3)
+        init_generator = torch.Generator().manual_seed(int(init_seed.generate_state(1)[0]))
+
+        self.actor = Actor(obs_dim, action_dim, actor, init_generator).to(self.device)
+        self.critic = CriticEnsemble(agent.n_critics, obs_dim, action_dim, critic, init_generator).to(self.device)
+        self.actor_target = copy.deepcopy(self.actor).eval().requires_grad_(False)
+        self.critic_target = copy.deepcopy(self.critic).eval().requires_grad_(False)
+        self.actor_optim = _optimizer(self.actor, actor)
+        self.critic_optim = _optimizer(self.critic, critic)
+        self._actor_params = list(self.actor.parameters())
+        self._critic_params = list(self.critic.parameters())
+        self._target_pairs = (
+            (_tensors(self.actor_target), _tensors(self.actor)),
+            (_tensors(self.critic_target), _tensors(self.critic)),
+        )
+        self.noise = ExplorationNoise(noise, num_envs, action_dim, np.random.default_rng(noise_seed))
+        self.generator = torch.Generator(device=self.device).manual_seed(int(torch_seed.generate_state(1)[0]))
+        self.updates = 0
+        self._last_actor_loss = torch.zeros((), device=self.device)
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, explore: bool) -> np.ndarray:
+        """Actions in [-1, 1] for a batch of observations; exploration adds scaled noise."""
+        self.actor.eval()
+        obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        action = self.actor(obs_t).cpu().numpy().astype(np.float64)
+        if explore:
+            action = np.clip(action + self.noise.sample(), -1.0, 1.0)
+        return action
+
+    def reset_noise(self, mask: np.ndarray | None = None) -> None:
+        """Episode start for the envs in ``mask``."""
+        self.noise.reset(mask)
+
+    def update(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """One learning step; returns detached metric tensors (no host synchronisation)."""
+        cfg = self.config
+        self.updates += 1
+        self.actor.train()
+        self.critic.train()
+
+        target = self.td_target(batch)
+        q_values, loss_q = self._critic_step(batch, target)
+        if self.updates % cfg.policy_delay == 0:
+            self._last_actor_loss = self._actor_step(batch)
+
+        if self.updates % (cfg.policy_delay * cfg.target_update_every) == 0:
+            for target_tensors, online_tensors in self._target_pairs:
+                polyak_update(target_tensors, online_tensors, cfg.tau)
+
+        return {
+            "critic_loss": loss_q.detach(),
+            "actor_loss": self._last_actor_loss,
+            "q_mean": q_values.mean(),
+            "td_error": (target.unsqueeze(0) - q_values).abs().mean(dim=0),
+        }
+
+    @torch.no_grad()
+    def td_target(self, batch: Batch) -> torch.Tensor:
+        """y = r + gamma^k (1 - terminated) min_i Q'_i(s', mu'(s') [+ clipped noise])."""
+        cfg = self.config
+        next_action = self.actor_target(batch.next_obs)
+        if cfg.target_policy_noise is not None:
+            next_action = smoothed_target_action(next_action, cfg.target_policy_noise, cfg.target_noise_clip,
+                                                 self.generator)
+        next_q = clipped_min(self.critic_target(batch.next_obs, next_action))
+        return td_target(batch.reward, batch.discount, batch.terminated, next_q)
+
+    def _critic_step(self, batch: Batch, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Regress every critic on the TD target; gradients reach the critics only."""
+        q_values = self.critic(batch.obs, batch.action)
+        loss = critic_loss(q_values, target, batch.weights)
+        self.critic_optim.zero_grad(set_to_none=True)
+        loss.backward(inputs=self._critic_params)
+        if self.critic_config.grad_clip_norm is not None:
+            nn.utils.clip_grad_norm_(self._critic_params, self.critic_config.grad_clip_norm, foreach=True)
+        self.critic_optim.step()
+        return q_values.detach(), loss.detach()
+
+    def _actor_step(self, batch: Batch) -> torch.Tensor:
+        """Ascend Q(s, mu(s)) of the first critic; gradients reach the actor only."""
+        loss = actor_loss(self.critic.members[0](batch.obs, self.actor(batch.obs)))
+        self.actor_optim.zero_grad(set_to_none=True)
+        loss.backward(inputs=self._actor_params)
+        if self.actor_config.grad_clip_norm is not None:
+            nn.utils.clip_grad_norm_(self._actor_params, self.actor_config.grad_clip_norm, foreach=True)
+        self.actor_optim.step()
+        return loss.detach()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly: networks, targets, optimizers, noise, RNG, counters."""
+        return {
+            "actor": self.actor.state_dict(),
+            "actor_target": self.actor_target.state_dict(),
+            "critic": self.critic.state_dict(),
+            "critic_target": self.critic_target.state_dict(),
+            "actor_optim": self.actor_optim.state_dict(),
+            "critic_optim": self.critic_optim.state_dict(),
+            "noise": self.noise.state_dict(),
+            "generator": self.generator.get_state(),
+            "updates": self.updates,
+            "last_actor_loss": self._last_actor_loss.detach().clone(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.actor.load_state_dict(state["actor"])
+        self.actor_target.load_state_dict(state["actor_target"])
+        self.critic.load_state_dict(state["critic"])
+        self.critic_target.load_state_dict(state["critic_target"])
+        self.actor_optim.load_state_dict(state["actor_optim"])
+        self.critic_optim.load_state_dict(state["critic_optim"])
+        self.noise.load_state_dict(state["noise"])
+        self.generator.set_state(state["generator"].cpu())
+        self.updates = int(state["updates"])
+        self._last_actor_loss = state["last_actor_loss"].to(self.device)
+
+    def policy_state_dict(self) -> dict[str, torch.Tensor]:
+        """The actor's weights alone: what a pretrained agent ships."""
+        return self.actor.state_dict()

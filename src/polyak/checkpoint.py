@@ -1,0 +1,153 @@
+"""Checkpoints as safetensors (tensors) + JSON (everything else); never pickle.
+
+A checkpoint is a directory ``checkpoints/step_<env_steps>/`` holding ``state.safetensors`` and
+``state.json``. It is written under a temporary name, fsynced and renamed, so a directory with the
+final name is always complete; the newest ``keep`` are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from polyak.errors import CheckpointError
+
+FORMAT_VERSION = 1
+TENSORS_FILE = "state.safetensors"
+META_FILE = "state.json"
+_PREFIX = "step_"
+
+
+def flatten_state(state: Any) -> tuple[dict[str, torch.Tensor], Any]:
+    """Split a nested state into named tensors and a JSON-able tree that refers to them."""
+    tensors: dict[str, torch.Tensor] = {}
+
+    def walk(value: Any, path: str) -> Any:
+        if isinstance(value, torch.Tensor):
+            tensors[path] = value.detach().cpu().contiguous().clone()
+            return {"__tensor__": path}
+        if isinstance(value, np.ndarray):
+            tensors[path] = torch.from_numpy(np.ascontiguousarray(value).copy())
+            return {"__ndarray__": path}
+        if isinstance(value, dict):
+            if all(isinstance(k, str) for k in value):
+                return {"__dict__": {k: walk(v, f"{path}.{k}") for k, v in value.items()}}
+            return {"__items__": [[k, walk(v, f"{path}.{k}")] for k, v in value.items()]}
+        if isinstance(value, list | tuple):
+            return {"__list__": [walk(v, f"{path}.{i}") for i, v in enumerate(value)]}
+        if isinstance(value, np.generic):
+            return value.item()
+        if value is None or isinstance(value, bool | int | float | str):
+            return value
+        raise TypeError(f"cannot checkpoint a {type(value).__name__} at {path}")
+
+    return tensors, walk(state, "state")
+
+
+def unflatten_state(tree: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    """Inverse of :func:`flatten_state`."""
+    if isinstance(tree, dict):
+        if "__tensor__" in tree:
+            return tensors[tree["__tensor__"]]
+        if "__ndarray__" in tree:
+            return tensors[tree["__ndarray__"]].numpy()
+        if "__dict__" in tree:
+            return {k: unflatten_state(v, tensors) for k, v in tree["__dict__"].items()}
+        if "__items__" in tree:
+            return {k: unflatten_state(v, tensors) for k, v in tree["__items__"]}
+        if "__list__" in tree:
+            return [unflatten_state(v, tensors) for v in tree["__list__"]]
+        raise CheckpointError("checkpoint metadata has an unknown entry")
+    return tree
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_checkpoint(directory: Path, name: str, state: dict[str, Any], meta: dict[str, Any]) -> Path:
+    """Atomically write ``state`` (nested tensors/arrays/scalars) under ``directory/name``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    final = directory / name
+    temporary = directory / f".tmp-{name}"
+    if temporary.exists():
+        shutil.rmtree(temporary)
+    temporary.mkdir()
+    tensors, tree = flatten_state(state)
+    save_file(tensors, str(temporary / TENSORS_FILE))
+    with open(temporary / META_FILE, "w") as handle:
+        json.dump({"format_version": FORMAT_VERSION, "meta": meta, "state": tree}, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    with open(temporary / TENSORS_FILE, "rb") as handle:
+        os.fsync(handle.fileno())
+    _fsync_dir(temporary)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(temporary, final)
+    _fsync_dir(directory)
+    return final
+
+
+def step_name(env_steps: int) -> str:
+    return f"{_PREFIX}{env_steps:012d}"
+
+
+def complete_checkpoints(directory: Path) -> list[Path]:
+    """Step checkpoints that finished writing, oldest first."""
+    if not directory.is_dir():
+        return []
+    found = [
+        p for p in directory.iterdir()
+        if p.is_dir() and p.name.startswith(_PREFIX) and (p / META_FILE).is_file() and (p / TENSORS_FILE).is_file()
+    ]
+    return sorted(found, key=lambda p: p.name)
+
+
+def prune_checkpoints(directory: Path, keep: int) -> None:
+    """Delete all but the newest ``keep`` step checkpoints (and stale temporaries)."""
+    for stale in directory.glob(".tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for old in complete_checkpoints(directory)[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Read a checkpoint directory; returns (state, meta). Raises CheckpointError on any damage."""
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        with open(path / META_FILE) as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint {path} has no {META_FILE}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"checkpoint {path / META_FILE} is not valid JSON ({error})") from None
+    if not isinstance(document, dict) or document.get("format_version") != FORMAT_VERSION:
+        found = document.get("format_version") if isinstance(document, dict) else None
+        raise CheckpointError(
+            f"checkpoint {path} has format version {found!r}; this polyak reads version {FORMAT_VERSION}"
+        )
+    try:
+        tensors = load_file(str(path / TENSORS_FILE))
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint {path} has no {TENSORS_FILE}") from None
+    except (SafetensorError, OSError, ValueError) as error:
+        raise CheckpointError(f"checkpoint {path / TENSORS_FILE} is damaged ({error})") from None
+    try:
+        state = unflatten_state(document["state"], tensors)
+    except KeyError as error:
+        raise CheckpointError(f"checkpoint {path} is incomplete: missing tensor {error}") from None
+    return state, document.get("meta", {})

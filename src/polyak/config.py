@@ -1,0 +1,357 @@
+"""Gin-configurable, frozen configuration dataclasses: the only place defaults live.
+
+Actor and critic share :class:`NetworkConfig` and are told apart by gin scope
+(``actor/NetworkConfig.lr = 1e-4``), never by field prefixes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import gin
+
+from polyak.errors import ConfigError
+
+
+class Activation(str, enum.Enum):
+    RELU = "relu"
+    LEAKY_RELU = "leaky_relu"
+    TANH = "tanh"
+
+
+class WeightInit(str, enum.Enum):
+    """Weight initialisers.
+
+    ``fan_in``: uniform ±sqrt(2/fan_in) with fan_in the layer's number of inputs (seed 000
+    wrote the output size by mistake; we use the inputs), output layer uniform ±``output_init``.
+    ``xavier``: Glorot uniform. ``pytorch``: PyTorch's default ``nn.Linear`` init.
+    """
+
+    FAN_IN = "fan_in"
+    XAVIER = "xavier"
+    PYTORCH = "pytorch"
+
+
+class BiasInit(str, enum.Enum):
+    ZEROS = "zeros"
+    UNIFORM = "uniform"
+
+
+class NoiseKind(str, enum.Enum):
+    OU = "ou"
+    GAUSSIAN = "gaussian"
+    NONE = "none"
+
+
+class EpsilonSchedule(str, enum.Enum):
+    CONSTANT = "constant"
+    LINEAR = "linear"
+    GEOMETRIC = "geometric"
+
+
+class Device(str, enum.Enum):
+    AUTO = "auto"
+    CPU = "cpu"
+    CUDA = "cuda"
+
+
+def _matches(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` fits a (simple) type annotation: scalars, enums, tuples, unions."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arg) for arg in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if origin is tuple:
+        args = typing.get_args(annotation)
+        if not isinstance(value, tuple | list):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_matches(v, args[0]) for v in value)
+        return len(value) == len(args) and all(_matches(v, a) for v, a in zip(value, args, strict=True))
+    if annotation is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return isinstance(value, annotation) or value in {m.value for m in annotation}
+    if isinstance(annotation, type):
+        return isinstance(value, annotation)
+    return True
+
+
+def _describe(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return "None"
+    if origin is tuple:
+        args = typing.get_args(annotation)
+        inner = _describe(args[0]) if args else "value"
+        return f"a tuple of {inner}"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in annotation)
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _coerce(value: Any, annotation: Any) -> Any:
+    """Turn gin-friendly values into the declared types (str -> enum, list -> tuple, int -> float)."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            if arg is not type(None) and _matches(value, arg):
+                return _coerce(value, arg)
+        return value
+    if origin is tuple and isinstance(value, list | tuple):
+        args = typing.get_args(annotation)
+        item = args[0] if args else Any
+        return tuple(_coerce(v, item) for v in value)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum) and not isinstance(value, annotation):
+        return annotation(value)
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+class _Validated:
+    """Type-checks and coerces every field after construction; subclasses add range checks.
+
+    Enum fields default to their string value so that gin's operative config records them.
+    """
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        name = type(self).__name__
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            annotation = hints[field.name]
+            if not _matches(value, annotation):
+                raise ConfigError(
+                    f"{name}.{field.name} must be {_describe(annotation)}, got {value!r}"
+                )
+            object.__setattr__(self, field.name, _coerce(value, annotation))
+        self.validate()
+
+    def validate(self) -> None:
+        """Range checks; raise ConfigError with the binding's name."""
+
+    def _require(self, ok: bool, field: str, what: str) -> None:
+        if not ok:
+            value = getattr(self, field)
+            raise ConfigError(f"{type(self).__name__}.{field} must be {what}, got {value!r}")
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class NetworkConfig(_Validated):
+    """One network (actor or critic); bind per network with the ``actor/`` or ``critic/`` scope.
+
+    ``action_layer`` (critic only) is the index of the hidden layer whose input gets the action
+    concatenated: 0 joins it to the observation, 1 (seed 000) joins it after the first layer,
+    ``len(hidden_sizes)`` joins it to the head's input.
+    """
+
+    hidden_sizes: tuple[int, ...] = (256, 256)
+    activation: Activation = Activation.RELU.value  # type: ignore[assignment]
+    input_batchnorm: bool = False
+    hidden_batchnorm: bool = False
+    layer_norm: bool = False
+    action_layer: int = 1
+    weight_init: WeightInit = WeightInit.PYTORCH.value  # type: ignore[assignment]
+    bias_init: BiasInit = BiasInit.UNIFORM.value  # type: ignore[assignment]
+    output_init: float = 3e-3
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    grad_clip_norm: float | None = None
+
+    def validate(self) -> None:
+        self._require(len(self.hidden_sizes) > 0, "hidden_sizes", "a non-empty tuple")
+        self._require(all(h > 0 for h in self.hidden_sizes), "hidden_sizes", "positive sizes")
+        self._require(
+            0 <= self.action_layer <= len(self.hidden_sizes),
+            "action_layer",
+            f"in [0, {len(self.hidden_sizes)}] (a hidden layer index, or the head)",
+        )
+        self._require(not (self.hidden_batchnorm and self.layer_norm), "layer_norm",
+                      "False when hidden_batchnorm is True (pick one normalisation)")
+        self._require(self.output_init > 0, "output_init", "> 0")
+        self._require(self.lr > 0, "lr", "> 0")
+        self._require(self.weight_decay >= 0, "weight_decay", ">= 0")
+        self._require(self.grad_clip_norm is None or self.grad_clip_norm > 0, "grad_clip_norm",
+                      "> 0 or None")
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class AgentConfig(_Validated):
+    """DDPG (Lillicrap et al. 2015) with the TD3 switches (Fujimoto et al. 2018).
+
+    ``n_critics=1, policy_delay=1, target_policy_noise=None`` is DDPG; ``2, 2, 0.2`` is TD3.
+    Target networks follow by Polyak averaging with ``tau`` every ``target_update_every`` updates.
+    """
+
+    gamma: float = 0.99
+    tau: float = 0.005
+    target_update_every: int = 1
+    batch_size: int = 256
+    n_critics: int = 1
+    policy_delay: int = 1
+    target_policy_noise: float | None = None
+    target_noise_clip: float = 0.5
+    device: Device = Device.AUTO.value  # type: ignore[assignment]
+
+    def validate(self) -> None:
+        self._require(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
+        self._require(0.0 < self.tau <= 1.0, "tau", "in (0, 1]")
+        self._require(self.target_update_every >= 1, "target_update_every", ">= 1")
+        self._require(self.batch_size >= 1, "batch_size", ">= 1")
+        self._require(self.n_critics >= 1, "n_critics", ">= 1")
+        self._require(self.policy_delay >= 1, "policy_delay", ">= 1")
+        self._require(self.target_policy_noise is None or self.target_policy_noise > 0,
+                      "target_policy_noise", "> 0 or None (off)")
+        self._require(self.target_noise_clip > 0, "target_noise_clip", "> 0")
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class ReplayConfig(_Validated):
+    """Uniform replay: preallocated ring buffer; learning starts once ``min_size`` transitions are stored."""
+
+    capacity: int = 1_000_000
+    min_size: int = 1_000
+
+    def validate(self) -> None:
+        self._require(self.capacity >= 1, "capacity", ">= 1")
+        self._require(1 <= self.min_size <= self.capacity, "min_size", f"in [1, capacity={self.capacity}]")
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class NoiseConfig(_Validated):
+    """Exploration noise, scaled by epsilon.
+
+    Epsilon starts at ``epsilon_start`` and moves once per vector-env step: ``linear`` subtracts
+    ``epsilon_decay`` (seed 000: 1e-5), ``geometric`` multiplies by ``epsilon_decay`` (e.g. 0.999);
+    neither goes below ``epsilon_min`` (seed 000: 0.025).
+    """
+
+    kind: NoiseKind = NoiseKind.GAUSSIAN.value  # type: ignore[assignment]
+    sigma: float = 0.1
+    ou_theta: float = 0.15
+    ou_mu: float = 0.0
+    ou_dt: float = 1.0
+    epsilon_schedule: EpsilonSchedule = EpsilonSchedule.CONSTANT.value  # type: ignore[assignment]
+    epsilon_start: float = 1.0
+    epsilon_decay: float = 1e-5
+    epsilon_min: float = 0.025
+
+    def validate(self) -> None:
+        self._require(self.sigma >= 0, "sigma", ">= 0")
+        self._require(self.ou_theta >= 0, "ou_theta", ">= 0")
+        self._require(self.ou_dt > 0, "ou_dt", "> 0")
+        self._require(self.epsilon_start >= 0, "epsilon_start", ">= 0")
+        self._require(self.epsilon_min >= 0, "epsilon_min", ">= 0")
+        if self.epsilon_schedule is EpsilonSchedule.GEOMETRIC:
+            self._require(0 < self.epsilon_decay <= 1, "epsilon_decay", "in (0, 1] for a geometric schedule")
+        else:
+            self._require(self.epsilon_decay >= 0, "epsilon_decay", ">= 0")
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class TrainerConfig(_Validated):
+    """The training loop.
+
+    Counting: ``env_steps`` are transitions, summed over the ``num_envs`` parallel envs
+    (``max_env_steps``, ``start_steps``, ``eval_interval``, ``checkpoint_interval``);
+    ``learn_every`` counts calls to ``env.step`` (each gives ``num_envs`` transitions), after
+    which ``learn_steps`` gradient updates run (seed 000: every 20 steps, 10 updates).
+
+    ``score_mean_over_envs`` records one episode score per round of ``num_envs`` finished
+    episodes, their mean (the Udacity Reacher rule: score = mean over the 20 arms).
+    Training ends at ``max_env_steps``, ``max_episodes``, when the ``solve_window``-episode mean
+    reaches ``solve_score``, or when an evaluation mean reaches ``eval_stop_score``.
+    """
+
+    env_id: str = "Pendulum-v1"
+    num_envs: int = 1
+    seed: int = 0
+    max_env_steps: int = 20_000
+    max_episodes: int | None = None
+    start_steps: int = 1_000
+    learn_every: int = 1
+    learn_steps: int = 1
+    solve_score: float | None = None
+    solve_window: int = 100
+    score_mean_over_envs: bool = False
+    eval_interval: int | None = None
+    eval_episodes: int = 5
+    eval_stop_score: float | None = None
+    checkpoint_interval: int | None = None
+    keep_checkpoints: int = 3
+    log_interval: int = 1_000
+    run_name: str | None = None
+    runs_root: str = "runs"
+    progress_bar: bool = True
+
+    def validate(self) -> None:
+        self._require(bool(self.env_id.strip()), "env_id", "a non-empty Gymnasium id")
+        self._require(self.num_envs >= 1, "num_envs", ">= 1")
+        self._require(self.seed >= 0, "seed", ">= 0")
+        self._require(self.max_env_steps >= 1, "max_env_steps", ">= 1")
+        self._require(self.max_episodes is None or self.max_episodes >= 1, "max_episodes", ">= 1 or None")
+        self._require(self.start_steps >= 0, "start_steps", ">= 0")
+        self._require(self.learn_every >= 1, "learn_every", ">= 1")
+        self._require(self.learn_steps >= 0, "learn_steps", ">= 0")
+        self._require(self.solve_window >= 1, "solve_window", ">= 1")
+        self._require(self.eval_interval is None or self.eval_interval >= 1, "eval_interval", ">= 1 or None")
+        self._require(self.eval_episodes >= 1, "eval_episodes", ">= 1")
+        self._require(self.eval_stop_score is None or self.eval_interval is not None, "eval_stop_score",
+                      "None unless eval_interval is set")
+        self._require(self.checkpoint_interval is None or self.checkpoint_interval >= 1,
+                      "checkpoint_interval", ">= 1 or None")
+        self._require(self.keep_checkpoints >= 1, "keep_checkpoints", ">= 1")
+        self._require(self.log_interval >= 1, "log_interval", ">= 1")
+
+
+@dataclass(frozen=True)
+class Configs:
+    """Everything one run needs, built once from gin at the edge."""
+
+    trainer: TrainerConfig
+    agent: AgentConfig
+    actor: NetworkConfig
+    critic: NetworkConfig
+    replay: ReplayConfig
+    noise: NoiseConfig
+
+    def validate(self) -> None:
+        if self.agent.batch_size > self.replay.capacity:
+            raise ConfigError(
+                f"AgentConfig.batch_size ({self.agent.batch_size}) is larger than "
+                f"ReplayConfig.capacity ({self.replay.capacity})"
+            )
+
+
+def build_configs() -> Configs:
+    """Instantiate every config from the currently parsed gin bindings."""
+    with gin.config_scope("actor"):
+        actor = NetworkConfig()
+    with gin.config_scope("critic"):
+        critic = NetworkConfig()
+    configs = Configs(
+        trainer=TrainerConfig(),
+        agent=AgentConfig(),
+        actor=actor,
+        critic=critic,
+        replay=ReplayConfig(),
+        noise=NoiseConfig(),
+    )
+    configs.validate()
+    return configs

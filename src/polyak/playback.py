@@ -1,0 +1,102 @@
+"""Load a trained policy (from a run directory or a checkpoint) and run it without exploration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from polyak.checkpoint import complete_checkpoints, load_checkpoint
+from polyak.config import Configs
+from polyak.envs import make_env
+from polyak.errors import CheckpointError
+from polyak.evaluation import run_episodes
+from polyak.ginconf import build_configs_from_gin, parse_gin
+from polyak.networks import Actor
+
+
+@dataclass
+class Policy:
+    """A deterministic actor and the environment it was trained on."""
+
+    env_id: str
+    num_envs: int
+    actor: Actor
+    device: torch.device
+
+    @torch.no_grad()
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        return self.actor(obs_t).cpu().numpy()
+
+
+def _configs_of_run(run_dir: Path) -> Configs:
+    if not run_dir.is_dir():
+        raise CheckpointError(f"run directory {run_dir} does not exist")
+    config_file = run_dir / "config.gin"
+    if not config_file.is_file():
+        raise CheckpointError(f"{run_dir} is not a polyak run directory (no config.gin)")
+    parse_gin(config_file, [])
+    return build_configs_from_gin()
+
+
+def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: int, action_dim: int,
+               device: torch.device) -> Actor:
+    """An actor built from ``configs.actor`` holding ``actor_state``; refuses mismatched shapes."""
+    actor = Actor(obs_dim, action_dim, configs.actor, torch.Generator()).to(device)
+    expected = {k: tuple(v.shape) for k, v in actor.state_dict().items()}
+    found = {k: tuple(v.shape) for k, v in actor_state.items()}
+    if expected != found:
+        missing = sorted(set(expected) - set(found))
+        extra = sorted(set(found) - set(expected))
+        wrong = sorted(k for k in set(expected) & set(found) if expected[k] != found[k])
+        details = []
+        if missing:
+            details.append(f"missing {', '.join(missing[:3])}")
+        if extra:
+            details.append(f"unexpected {', '.join(extra[:3])}")
+        if wrong:
+            k = wrong[0]
+            details.append(f"{k} has shape {found[k]} but the config needs {expected[k]}")
+        raise CheckpointError("checkpoint does not match the actor config: " + "; ".join(details))
+    actor.load_state_dict(actor_state)
+    return actor.eval()
+
+
+def load_policy_from_run(run_dir: Path, checkpoint: str | None, device: str = "cpu") -> Policy:
+    """The actor of the newest (or the given) checkpoint of a run."""
+    configs = _configs_of_run(run_dir)
+    if checkpoint is not None:
+        path = Path(checkpoint)
+    else:
+        found = complete_checkpoints(run_dir / "checkpoints")
+        if not found:
+            raise CheckpointError(f"run directory {run_dir} has no complete checkpoint")
+        path = found[-1]
+    state, meta = load_checkpoint(path)
+    try:
+        actor_state = state["agent"]["actor"]
+        obs_dim, action_dim = int(meta["obs_dim"]), int(meta["action_dim"])
+    except (KeyError, TypeError, ValueError):
+        raise CheckpointError(f"checkpoint {path} does not hold an agent") from None
+    torch_device = torch.device(device)
+    actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
+    return Policy(configs.trainer.env_id, configs.trainer.num_envs, actor, torch_device)
+
+
+def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs: int | None = None) -> list[float]:
+    """Episode scores of the policy on fresh envs (default: one episode per env)."""
+    env = make_env(policy.env_id, num_envs or policy.num_envs)
+    try:
+        obs_dim = int(env.single_observation_space.shape[0])
+        if obs_dim != _input_dim(policy.actor):
+            raise CheckpointError(f"policy expects {_input_dim(policy.actor)} observations, env gives {obs_dim}")
+        return run_episodes(env, policy, episodes or env.num_envs, seed)
+    finally:
+        env.close()
+
+
+def _input_dim(actor: Actor) -> int:
+    return int(actor.backbone[0].linear.in_features)

@@ -1,0 +1,57 @@
+"""Config validation, coercion and gin scoping."""
+
+import gin
+import pytest
+
+from polyak.config import Activation, AgentConfig, NetworkConfig, NoiseConfig, ReplayConfig, TrainerConfig
+from polyak.errors import ConfigError
+from polyak.ginconf import build_configs_from_gin, parse_gin
+
+
+def test_strings_become_enums_and_lists_become_tuples():
+    config = NetworkConfig(activation="leaky_relu", hidden_sizes=[64, 32])
+    assert config.activation is Activation.LEAKY_RELU
+    assert config.hidden_sizes == (64, 32)
+    assert isinstance(AgentConfig(gamma=1).gamma, float)
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: NetworkConfig(hidden_sizes=(64, 0)), "hidden_sizes must be positive sizes"),
+    (lambda: NetworkConfig(hidden_sizes=()), "hidden_sizes must be a non-empty tuple"),
+    (lambda: NetworkConfig(activation="gelu"), "activation must be one of"),
+    (lambda: NetworkConfig(lr=-1.0), "lr must be > 0"),
+    (lambda: AgentConfig(tau=0.0), "tau must be in (0, 1]"),
+    (lambda: AgentConfig(tau=1.5), "tau must be in (0, 1]"),
+    (lambda: AgentConfig(gamma=1.01), "gamma must be in [0, 1]"),
+    (lambda: AgentConfig(batch_size=2.5), "batch_size must be int"),
+    (lambda: AgentConfig(batch_size=True), "batch_size must be int"),
+    (lambda: ReplayConfig(capacity=10, min_size=20), "min_size must be in [1, capacity=10]"),
+    (lambda: TrainerConfig(num_envs=0), "num_envs must be >= 1"),
+    (lambda: TrainerConfig(env_id=3), "env_id must be str"),
+    (lambda: NoiseConfig(epsilon_schedule="geometric", epsilon_decay=1.5), "epsilon_decay must be in (0, 1]"),
+])
+def test_bad_values_name_the_binding(make, message):
+    with pytest.raises(ConfigError, match=None) as info:
+        make()
+    assert message in str(info.value)
+
+
+def test_actor_and_critic_scopes_are_independent():
+    parse_gin(None, ["NetworkConfig.lr = 3e-4", "actor/NetworkConfig.hidden_sizes = (32, 16)",
+                     "critic/NetworkConfig.lr = 1e-3"])
+    configs = build_configs_from_gin()
+    assert configs.actor.hidden_sizes == (32, 16) and configs.critic.hidden_sizes == (256, 256)
+    assert configs.actor.lr == 3e-4 and configs.critic.lr == 1e-3
+    assert "actor/NetworkConfig.hidden_sizes = (32, 16)" in gin.operative_config_str()
+
+
+def test_batch_larger_than_buffer_is_refused():
+    parse_gin(None, ["AgentConfig.batch_size = 64", "ReplayConfig.capacity = 32", "ReplayConfig.min_size = 8"])
+    with pytest.raises(ConfigError, match="batch_size"):
+        build_configs_from_gin()
+
+
+@pytest.mark.parametrize("binding", ["TrainerConfig.nope = 1", "Nope.x = 1", "TrainerConfig.seed = (", "= 3"])
+def test_bad_bindings_raise_config_error(binding):
+    with pytest.raises(ConfigError, match="invalid gin config"):
+        parse_gin(None, [binding])
