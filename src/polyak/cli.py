@@ -13,10 +13,10 @@ from pathlib import Path
 
 import gin
 
-from polyak.errors import CheckpointError, ConfigError, PolyakError
+from polyak.errors import ConfigError, PolyakError
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin
 
-DEFAULT_CONFIG = "pendulum.gin"
+DEFAULT_CONFIG = "unity_reacher.gin"
 EXIT_USER_ERROR = 2
 
 
@@ -79,14 +79,56 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from polyak.playback import load_policy_from_run, run_policy
+    from polyak.playback import load_policy, run_policy
 
-    if args.run_dir is None:
-        raise CheckpointError("give a run directory to test (no pretrained agent is shipped for this task yet)")
-    policy = load_policy_from_run(Path(args.run_dir), args.checkpoint, args.device)
+    if args.episodes is not None and args.episodes < 1:
+        raise ConfigError(f"--episodes must be >= 1, got {args.episodes}")
+    policy = load_policy(args.run_dir, args.checkpoint, args.device)
+    source = args.run_dir or "the pretrained agent"
     scores = run_policy(policy, episodes=args.episodes, seed=args.seed)
     mean = sum(scores) / len(scores)
-    print(f"{policy.env_id}: mean score {mean:.2f} over {len(scores)} episodes (no exploration noise)")
+    print(f"{policy.env_id} ({source}): mean score {mean:.2f} over {len(scores)} episodes (no exploration noise)")
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from polyak.playback import load_policy
+    from polyak.record import record_episode
+
+    if args.steps < 1 or args.every < 1 or args.fps <= 0:
+        raise ConfigError("--steps and --every must be >= 1 and --fps > 0")
+    policy = load_policy(args.run_dir, args.checkpoint, "cpu")
+    frames = record_episode(policy, Path(args.out), steps=args.steps, every=args.every, fps=args.fps,
+                            seed=args.seed, width=args.width, height=args.height)
+    print(f"wrote {frames} frames of {policy.env_id} to {args.out}")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    import re
+
+    from polyak.plot import plot_runs
+
+    run_dirs = [Path(d) for d in args.run_dirs]
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            raise ConfigError(f"run directory {run_dir} does not exist")
+    threshold = args.threshold
+    if threshold is None:
+        config = run_dirs[0] / "config.gin"
+        found = re.search(r"^TrainerConfig\.solve_score = ([-0-9.e]+)", config.read_text() if config.is_file() else "",
+                          re.MULTILINE)
+        threshold = float(found.group(1)) if found else None
+    out = plot_runs(run_dirs, Path(args.out), threshold, args.title)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from polyak.playback import export_policy
+
+    out = export_policy(Path(args.run_dir), Path(args.out), args.checkpoint)
+    print(f"exported the actor of {args.run_dir} to {out}")
     return 0
 
 
@@ -103,12 +145,38 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(handler=cmd_train)
 
     test = commands.add_parser("test", help="run a trained agent without exploration noise")
-    test.add_argument("run_dir", nargs="?", help="a run directory written by 'polyak train'")
+    test.add_argument("run_dir", nargs="?",
+                      help="run directory or exported policy (default: the pretrained Reacher agent)")
     test.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
     test.add_argument("--episodes", type=int, default=None, help="episodes to run (default: one per env)")
     test.add_argument("--seed", type=int, default=0, help="seed of the test env")
     test.add_argument("--device", default="cpu", help="torch device for the policy (default: cpu)")
     test.set_defaults(handler=cmd_test)
+
+    record = commands.add_parser("record", help="render an episode of a trained agent to .gif or .mp4")
+    record.add_argument("--run-dir", dest="run_dir", help="run directory or exported policy (default: pretrained)")
+    record.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
+    record.add_argument("--out", required=True, help="output file, .gif or .mp4")
+    record.add_argument("--steps", type=int, default=250, help="env steps to record (default: 250)")
+    record.add_argument("--every", type=int, default=1, help="keep every n-th frame (default: 1)")
+    record.add_argument("--fps", type=float, default=25.0, help="frames per second of the output")
+    record.add_argument("--width", type=int, default=480)
+    record.add_argument("--height", type=int, default=360)
+    record.add_argument("--seed", type=int, default=0)
+    record.set_defaults(handler=cmd_record)
+
+    plot = commands.add_parser("plot", help="plot learning curves of runs; seeds of one config as mean ± std")
+    plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    plot.add_argument("--out", required=True, help="PNG file to write")
+    plot.add_argument("--threshold", type=float, help="solve line (default: the runs' solve_score)")
+    plot.add_argument("--title")
+    plot.set_defaults(handler=cmd_plot)
+
+    export = commands.add_parser("export", help="save a run's actor alone (safetensors + config) for sharing")
+    export.add_argument("run_dir")
+    export.add_argument("--out", required=True, help="directory to write")
+    export.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
+    export.set_defaults(handler=cmd_export)
     return parser
 
 

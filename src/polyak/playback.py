@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
 
 from polyak.checkpoint import complete_checkpoints, load_checkpoint
 from polyak.config import Configs
@@ -15,6 +20,10 @@ from polyak.errors import CheckpointError
 from polyak.evaluation import run_episodes
 from polyak.ginconf import build_configs_from_gin, parse_gin
 from polyak.networks import Actor
+
+PRETRAINED_NAME = "unity_reacher"
+ACTOR_FILE = "actor.safetensors"
+INFO_FILE = "info.json"
 
 
 @dataclass
@@ -100,3 +109,52 @@ def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs:
 
 def _input_dim(actor: Actor) -> int:
     return int(actor.backbone[0].linear.in_features)
+
+
+def pretrained_dir(name: str = PRETRAINED_NAME) -> Path:
+    """Where the package keeps a pretrained agent: ``config.gin``, ``actor.safetensors``, ``info.json``."""
+    return Path(str(resources.files("polyak") / "pretrained" / name))
+
+
+def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
+    """A policy exported by :func:`export_policy` (the shipped pretrained agent is one)."""
+    for required in ("config.gin", ACTOR_FILE, INFO_FILE):
+        if not (directory / required).is_file():
+            raise CheckpointError(f"{directory} is not an exported policy (no {required})")
+    configs = _configs_of_run(directory)
+    try:
+        info = json.loads((directory / INFO_FILE).read_text())
+        obs_dim, action_dim = int(info["obs_dim"]), int(info["action_dim"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise CheckpointError(f"{directory / INFO_FILE} is damaged") from None
+    try:
+        actor_state = load_file(str(directory / ACTOR_FILE))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise CheckpointError(f"{directory / ACTOR_FILE} is damaged ({error})") from None
+    torch_device = torch.device(device)
+    actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
+    return Policy(configs.trainer.env_id, configs.trainer.num_envs, actor, torch_device)
+
+
+def load_policy(run_dir: str | None, checkpoint: str | None = None, device: str = "cpu") -> Policy:
+    """A run directory's policy, an exported policy directory, or the shipped pretrained agent (None)."""
+    if run_dir is None:
+        return load_policy_from_dir(pretrained_dir(), device)
+    path = Path(run_dir)
+    if (path / ACTOR_FILE).is_file():
+        return load_policy_from_dir(path, device)
+    return load_policy_from_run(path, checkpoint, device)
+
+
+def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None) -> Path:
+    """Write a run's actor alone (safetensors), its config and a small JSON record into ``out_dir``."""
+    policy = load_policy_from_run(run_dir, checkpoint, "cpu")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in policy.actor.state_dict().items()}, str(out_dir / ACTOR_FILE))
+    shutil.copyfile(run_dir / "config.gin", out_dir / "config.gin")
+    summary_file = run_dir / "summary.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    info = {"env_id": policy.env_id, "obs_dim": _input_dim(policy.actor),
+            "action_dim": int(policy.actor.head.out_features), "training_summary": summary}
+    (out_dir / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
+    return out_dir

@@ -17,16 +17,17 @@ def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
         raise EnvError(f"unknown environment id {env_id!r}: {error}") from None
 
 
-def make_env(env_id: str, num_envs: int, render_mode: str | None = None) -> VectorEnv:
+def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_kwargs: object) -> VectorEnv:
     """``num_envs`` copies of a Gymnasium env with a Box action space, stepped synchronously.
 
     Envs registered with a SAME_STEP ``vector_entry_point`` (polyak/UnityReacher-v0) use it: one
     model for all copies; others get a ``SyncVectorEnv``. Autoreset is SAME_STEP: a finished
     episode's last observation is in ``info["final_obs"]`` and the returned observation already
-    starts the next episode. The returned env takes actions in [-1, 1].
+    starts the next episode. The returned env takes actions in [-1, 1]. ``env_kwargs`` go to the
+    env's constructor (e.g. ``width``/``height`` of rendered frames).
     """
     spec = _spec(env_id)
-    kwargs = {} if render_mode is None else {"render_mode": render_mode}
+    kwargs = dict(env_kwargs) if render_mode is None else {"render_mode": render_mode, **env_kwargs}
     try:
         env = None
         if spec.vector_entry_point is not None:
