@@ -23,7 +23,7 @@ def reacher_run(tmp_path_factory):
 def test_reacher_run_uses_20_arms_and_learns_every_20_steps(reacher_run):
     summary = json.loads((reacher_run / "summary.json").read_text())
     assert summary["env_steps"] == 4000  # 200 env.step calls x 20 arms
-    assert summary["updates"] == 200 // 20 * 10
+    assert summary["updates"] == 200 // 20 * 20
     assert "TrainerConfig.num_envs = 20" in (reacher_run / "config.gin").read_text()
 
 
