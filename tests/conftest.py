@@ -7,8 +7,11 @@ import os
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 
 os.environ.setdefault("MUJOCO_GL", "egl")
+# One intra-op thread: tiny networks gain nothing from more, and oversubscribed cores make timings erratic.
+torch.set_num_threads(1)
 
 
 class AsymmetricBoundsEnv(gym.Env):
@@ -41,10 +44,34 @@ class DiscreteEnv(gym.Env):
         return np.zeros(2, dtype=np.float32), 0.0, False, False, {}
 
 
+class FaultyEnv(gym.Env):
+    """A 2-D point env that turns its rewards into NaN or raises after ``fail_after`` steps in total."""
+
+    def __init__(self, mode: str = "nan", fail_after: int = 250) -> None:
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), dtype=np.float32)
+        self.mode, self.fail_after, self.total, self.t = mode, fail_after, 0, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.np_random.normal(size=2).astype(np.float32), {}
+
+    def step(self, action):
+        self.total += 1
+        self.t += 1
+        if self.total > self.fail_after and self.mode == "raise":
+            raise RuntimeError("simulated physics failure")
+        reward = float("nan") if self.total > self.fail_after else -float(np.sum(np.square(action)))
+        return self.np_random.normal(size=2).astype(np.float32), reward, False, self.t >= 50, {}
+
+
 def _register() -> None:
     if "polyak-test/Asymmetric-v0" not in gym.registry:
         gym.register("polyak-test/Asymmetric-v0", entry_point=AsymmetricBoundsEnv)
         gym.register("polyak-test/Discrete-v0", entry_point=DiscreteEnv)
+        gym.register("polyak-test/NaNReward-v0", entry_point=FaultyEnv, kwargs={"mode": "nan"})
+        gym.register("polyak-test/Crash-v0", entry_point=FaultyEnv, kwargs={"mode": "raise"})
 
 
 _register()

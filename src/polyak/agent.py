@@ -4,6 +4,10 @@
 BatchNorm: the online networks learn in train mode and act in eval mode; target networks
 always run in eval mode and Polyak-average the online BatchNorm running statistics along
 with the weights, so a target network is a slow copy of the whole online network.
+
+Exploration: action noise (OU/Gaussian), a NoisyNet actor (Fortunato et al. 2018) whose noisy
+weights act when exploring, or adaptive parameter-space noise (Plappert et al. 2018) through a
+perturbed copy of the actor. ``act(obs, explore=False)`` is always the deterministic policy.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from polyak.losses import (
     smoothed_target_action,
     td_target,
 )
-from polyak.networks import Actor, CriticEnsemble
+from polyak.networks import Actor, CriticEnsemble, exploring, perturbable_parameters, share_noise_generator
 from polyak.noise import ExplorationNoise
 from polyak.replay import Batch
 
@@ -67,12 +71,16 @@ class Agent:
         self.critic_config = critic
         self.obs_dim, self.action_dim = obs_dim, action_dim
         self.device = resolve_device(agent.device)
-        init_seed, noise_seed, torch_seed = seed.spawn(3)
+        init_seed, noise_seed, torch_seed, noisy_seed = seed.spawn(4)
         init_generator = torch.Generator().manual_seed(int(init_seed.generate_state(1)[0]))
+        self.noisy_generator = (
+            torch.Generator(device=self.device).manual_seed(int(noisy_seed.generate_state(1)[0]))
+            if actor.noisy else None
+        )
 
-        self.actor = Actor(obs_dim, action_dim, actor, init_generator).to(self.device)
+        self.actor = Actor(obs_dim, action_dim, actor, init_generator, self.noisy_generator).to(self.device)
         self.critic = CriticEnsemble(agent.n_critics, obs_dim, action_dim, critic, init_generator).to(self.device)
-        self.actor_target = copy.deepcopy(self.actor).eval().requires_grad_(False)
+        self.actor_target = self._actor_copy()
         self.critic_target = copy.deepcopy(self.critic).eval().requires_grad_(False)
         self.actor_optim = _optimizer(self.actor, actor)
         self.critic_optim = _optimizer(self.critic, critic)
@@ -86,27 +94,100 @@ class Agent:
         self.generator = torch.Generator(device=self.device).manual_seed(int(torch_seed.generate_state(1)[0]))
         self.updates = 0
         self._last_actor_loss = torch.zeros((), device=self.device)
+        # Parameter-space noise: the perturbed actor acts; a scratch copy measures the distance.
+        self.perturbed_actor: Actor | None = None
+        self._recent_obs: list[np.ndarray] = []
+        self._explore_steps = 0
+        if self.noise.parameter is not None:
+            self.perturbed_actor = self._actor_copy()
+            self._distance_actor = self._actor_copy()
+            self.perturb()
+
+    def _actor_copy(self) -> Actor:
+        actor = copy.deepcopy(self.actor).eval().requires_grad_(False)
+        share_noise_generator(actor, self.noisy_generator)
+        return actor
 
     @torch.no_grad()
-    def act(self, obs: np.ndarray, explore: bool) -> np.ndarray:
-        """Actions in [-1, 1] for a batch of observations; exploration adds scaled noise."""
+    def perturb(self, destination: Actor | None = None) -> None:
+        """Copy the actor into ``destination`` (default: the acting perturbed actor), then add parameter noise."""
+        assert self.noise.parameter is not None
+        destination = self.perturbed_actor if destination is None else destination
+        assert destination is not None
+        destination.load_state_dict(self.actor.state_dict())
+        params = perturbable_parameters(destination)
+        self.noise.parameter.perturb(params, params)
+
+    @torch.no_grad()
+    def adapt_parameter_noise(self, obs: np.ndarray) -> float:
+        """One adaptation of sigma from the RMS action distance of a fresh perturbation on ``obs``."""
+        assert self.noise.parameter is not None
+        self.perturb(self._distance_actor)
         self.actor.eval()
         obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
-        action = self.actor(obs_t).cpu().numpy().astype(np.float64)
+        distance = float((self.actor(obs_t) - self._distance_actor(obs_t)).pow(2).mean().sqrt())
+        self.noise.parameter.adapt(distance)
+        return distance
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, explore: bool) -> np.ndarray:
+        """Actions in [-1, 1] for a batch of observations.
+
+        Exploring: the perturbed actor acts (parameter noise), NoisyNet layers use noisy weights,
+        and scaled action noise is added. Not exploring: the actor's deterministic output.
+        """
+        actor = self.perturbed_actor if explore and self.perturbed_actor is not None else self.actor
+        if self.actor.training:  # eval(): BatchNorm uses running statistics; skip the module walk if already
+            self.actor.eval()
+        obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        with exploring(actor, explore):
+            action = actor(obs_t).cpu().numpy().astype(np.float64)
         if explore:
             action = np.clip(action + self.noise.sample(), -1.0, 1.0)
+            if self.perturbed_actor is not None:
+                self._track_parameter_noise(np.asarray(obs))
         return action
 
+    def _track_parameter_noise(self, obs: np.ndarray) -> None:
+        """Collect the states seen while exploring; adapt sigma every ``param_adapt_every`` steps."""
+        self._recent_obs.append(obs.reshape(-1, self.obs_dim))
+        self._explore_steps += 1
+        if self._explore_steps % self.noise.config.param_adapt_every == 0:
+            self.adapt_parameter_noise(np.concatenate(self._recent_obs))
+            self._recent_obs.clear()
+
     def reset_noise(self, mask: np.ndarray | None = None) -> None:
-        """Episode start for the envs in ``mask``."""
+        """Episode start for the envs in ``mask``; parameter noise re-perturbs its shared actor copy."""
         self.noise.reset(mask)
+        if self.perturbed_actor is not None and (mask is None or np.any(mask)):
+            self.perturb()
+
+    @torch.no_grad()
+    def td_errors(
+        self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, next_obs: np.ndarray, terminated: np.ndarray,
+        discount: np.ndarray | float,
+    ) -> np.ndarray:
+        """|y - Q(s, a)| per transition (mean over critics), in eval mode: priorities at insertion (seed 004)."""
+        if self.critic.training:
+            self.critic.eval()
+
+        def tensor(array: np.ndarray | float) -> torch.Tensor | float:
+            if isinstance(array, float):
+                return array
+            return torch.as_tensor(np.asarray(array), dtype=torch.float32, device=self.device)
+
+        batch = Batch(obs=tensor(obs), action=tensor(action), reward=tensor(reward),  # type: ignore[arg-type]
+                      next_obs=tensor(next_obs), terminated=tensor(terminated),  # type: ignore[arg-type]
+                      discount=tensor(discount))
+        q_values = self.critic(batch.obs, batch.action)
+        return (self.td_target(batch).unsqueeze(0) - q_values).abs().mean(dim=0).cpu().numpy()
 
     def update(self, batch: Batch) -> dict[str, torch.Tensor]:
         """One learning step; returns detached metric tensors (no host synchronisation)."""
         cfg = self.config
         self.updates += 1
-        self.actor.train()
-        self.critic.train()
+        for module in (self.actor, self.critic):
+            if not module.training:
+                module.train()
 
         target = self.td_target(batch)
         q_values, loss_q = self._critic_step(batch, target)
@@ -169,7 +250,21 @@ class Agent:
             "generator": self.generator.get_state(),
             "updates": self.updates,
             "last_actor_loss": self._last_actor_loss.detach().clone(),
+            **self._exploration_state(),
         }
+
+    def _exploration_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {}
+        if self.noisy_generator is not None:
+            state["noisy_generator"] = self.noisy_generator.get_state()
+        if self.perturbed_actor is not None:
+            state["perturbed_actor"] = self.perturbed_actor.state_dict()
+            state["param_noise"] = {
+                "explore_steps": self._explore_steps,
+                "recent_obs": np.concatenate(self._recent_obs) if self._recent_obs
+                else np.zeros((0, self.obs_dim), dtype=np.float32),
+            }
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.actor.load_state_dict(state["actor"])
@@ -182,6 +277,13 @@ class Agent:
         self.generator.set_state(state["generator"].cpu())
         self.updates = int(state["updates"])
         self._last_actor_loss = state["last_actor_loss"].to(self.device)
+        if self.noisy_generator is not None:
+            self.noisy_generator.set_state(state["noisy_generator"].cpu())
+        if self.perturbed_actor is not None:
+            self.perturbed_actor.load_state_dict(state["perturbed_actor"])
+            self._explore_steps = int(state["param_noise"]["explore_steps"])
+            recent = np.asarray(state["param_noise"]["recent_obs"])
+            self._recent_obs = [recent] if len(recent) else []
 
     def policy_state_dict(self) -> dict[str, torch.Tensor]:
         """The actor's weights alone: what a pretrained agent ships."""

@@ -1,8 +1,9 @@
 """Checkpoints as safetensors (tensors) + JSON (everything else); never pickle.
 
-A checkpoint is a directory ``checkpoints/step_<env_steps>/`` holding ``state.safetensors`` and
-``state.json``. It is written under a temporary name, fsynced and renamed, so a directory with the
-final name is always complete; the newest ``keep`` are kept.
+A checkpoint is a directory ``checkpoints/step_<env_steps>/`` holding ``state.safetensors``,
+``state.json`` and one ``.npy`` file per large array (the replay buffer's fields, loaded with
+``allow_pickle=False``). It is written under a temporary name, fsynced and renamed, so a directory
+with the final name is always complete; the newest ``keep`` are kept.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,17 @@ FORMAT_VERSION = 1
 TENSORS_FILE = "state.safetensors"
 META_FILE = "state.json"
 _PREFIX = "step_"
+LARGE_ARRAY = 1 << 20  # elements; bigger numpy arrays are written as .npy without a copy
 
 
-def flatten_state(state: Any) -> tuple[dict[str, torch.Tensor], Any]:
-    """Split a nested state into named tensors and a JSON-able tree that refers to them."""
+def flatten_state(
+    state: Any, large: dict[str, np.ndarray] | None = None
+) -> tuple[dict[str, torch.Tensor], Any]:
+    """Split a nested state into named tensors and a JSON-able tree that refers to them.
+
+    When ``large`` is given, numpy arrays of more than ``LARGE_ARRAY`` elements go there instead
+    (keyed by file name) so they can be written without copying.
+    """
     tensors: dict[str, torch.Tensor] = {}
 
     def walk(value: Any, path: str) -> Any:
@@ -35,6 +44,10 @@ def flatten_state(state: Any) -> tuple[dict[str, torch.Tensor], Any]:
             tensors[path] = value.detach().cpu().contiguous().clone()
             return {"__tensor__": path}
         if isinstance(value, np.ndarray):
+            if large is not None and value.size > LARGE_ARRAY:
+                name = f"{path}.npy"
+                large[name] = value
+                return {"__npy__": name}
             tensors[path] = torch.from_numpy(np.ascontiguousarray(value).copy())
             return {"__ndarray__": path}
         if isinstance(value, dict):
@@ -52,21 +65,34 @@ def flatten_state(state: Any) -> tuple[dict[str, torch.Tensor], Any]:
     return tensors, walk(state, "state")
 
 
-def unflatten_state(tree: Any, tensors: dict[str, torch.Tensor]) -> Any:
-    """Inverse of :func:`flatten_state`."""
+def unflatten_state(tree: Any, tensors: dict[str, torch.Tensor], directory: Path | None = None) -> Any:
+    """Inverse of :func:`flatten_state`; ``.npy`` arrays are read from ``directory``."""
     if isinstance(tree, dict):
         if "__tensor__" in tree:
             return tensors[tree["__tensor__"]]
         if "__ndarray__" in tree:
             return tensors[tree["__ndarray__"]].numpy()
+        if "__npy__" in tree:
+            return _load_npy(directory, tree["__npy__"])
         if "__dict__" in tree:
-            return {k: unflatten_state(v, tensors) for k, v in tree["__dict__"].items()}
+            return {k: unflatten_state(v, tensors, directory) for k, v in tree["__dict__"].items()}
         if "__items__" in tree:
-            return {k: unflatten_state(v, tensors) for k, v in tree["__items__"]}
+            return {k: unflatten_state(v, tensors, directory) for k, v in tree["__items__"]}
         if "__list__" in tree:
-            return [unflatten_state(v, tensors) for v in tree["__list__"]]
+            return [unflatten_state(v, tensors, directory) for v in tree["__list__"]]
         raise CheckpointError("checkpoint metadata has an unknown entry")
     return tree
+
+
+def _load_npy(directory: Path | None, name: str) -> np.ndarray:
+    if directory is None or "/" in name or name.startswith("."):
+        raise CheckpointError(f"checkpoint refers to an invalid array file {name!r}")
+    try:
+        return np.load(directory / name, allow_pickle=False)
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint {directory} is missing {name}") from None
+    except (ValueError, OSError, EOFError) as error:
+        raise CheckpointError(f"checkpoint array {directory / name} is damaged ({error})") from None
 
 
 def _fsync_dir(path: Path) -> None:
@@ -77,6 +103,13 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _fault_injection_pause() -> None:
+    """Tests set POLYAK_FAULT_SAVE_DELAY (seconds) to hold a save open before its rename, to kill it there."""
+    delay = os.environ.get("POLYAK_FAULT_SAVE_DELAY")
+    if delay:
+        time.sleep(float(delay))
+
+
 def save_checkpoint(directory: Path, name: str, state: dict[str, Any], meta: dict[str, Any]) -> Path:
     """Atomically write ``state`` (nested tensors/arrays/scalars) under ``directory/name``."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -85,15 +118,26 @@ def save_checkpoint(directory: Path, name: str, state: dict[str, Any], meta: dic
     if temporary.exists():
         shutil.rmtree(temporary)
     temporary.mkdir()
-    tensors, tree = flatten_state(state)
-    save_file(tensors, str(temporary / TENSORS_FILE))
-    with open(temporary / META_FILE, "w") as handle:
-        json.dump({"format_version": FORMAT_VERSION, "meta": meta, "state": tree}, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    with open(temporary / TENSORS_FILE, "rb") as handle:
-        os.fsync(handle.fileno())
-    _fsync_dir(temporary)
+    try:
+        large: dict[str, np.ndarray] = {}
+        tensors, tree = flatten_state(state, large)
+        for file_name, array in large.items():
+            with open(temporary / file_name, "wb") as handle:
+                np.save(handle, array, allow_pickle=False)
+                handle.flush()
+                os.fsync(handle.fileno())
+        save_file(tensors, str(temporary / TENSORS_FILE))
+        with open(temporary / META_FILE, "w") as handle:
+            json.dump({"format_version": FORMAT_VERSION, "meta": meta, "state": tree}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with open(temporary / TENSORS_FILE, "rb") as handle:
+            os.fsync(handle.fileno())
+        _fsync_dir(temporary)
+        _fault_injection_pause()
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
     if final.exists():
         shutil.rmtree(final)
     os.replace(temporary, final)
@@ -147,7 +191,7 @@ def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     except (SafetensorError, OSError, ValueError) as error:
         raise CheckpointError(f"checkpoint {path / TENSORS_FILE} is damaged ({error})") from None
     try:
-        state = unflatten_state(document["state"], tensors)
+        state = unflatten_state(document["state"], tensors, path)
     except KeyError as error:
         raise CheckpointError(f"checkpoint {path} is incomplete: missing tensor {error}") from None
     return state, document.get("meta", {})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import gin
 
-from polyak.errors import ConfigError, PolyakError
+from polyak.errors import CheckpointError, ConfigError, PolyakError
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin
 
 DEFAULT_CONFIG = "unity_reacher.gin"
@@ -36,36 +36,67 @@ def _unique_dir(path: Path) -> Path:
     return path.with_name(f"{path.name}_{index}")
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    from polyak.trainer import Trainer
-
-    config_file = Path(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
-    bindings = list(args.gin_param)
-    if args.seed is not None:
-        if args.seed < 0:
-            raise ConfigError(f"--seed must be >= 0, got {args.seed}")
-        bindings.append(f"TrainerConfig.seed = {args.seed}")
-    parse_gin(config_file, bindings)
-    configs = build_configs_from_gin()
-    if args.run_dir:
-        run_dir = Path(args.run_dir)
-        if (run_dir / "summary.json").exists() or (run_dir / "checkpoints").exists():
-            raise ConfigError(f"run directory {run_dir} already holds a run; choose another --run-dir")
-    else:
-        name = configs.trainer.run_name or config_file.stem
-        if args.seed is not None:
-            name += f"_seed_{args.seed}"
-        run_dir = _unique_dir(Path(configs.trainer.runs_root) / name)
+def _writable_run_dir(run_dir: Path) -> None:
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         probe = run_dir / ".write-test"
         probe.write_text("")
         probe.unlink()
     except OSError as error:
-        raise ConfigError(f"cannot write run directory {run_dir}: {error.strerror}") from None
+        raise ConfigError(f"cannot write run directory {run_dir}: {error.strerror or error}") from None
+
+
+def _resume_setup(args: argparse.Namespace) -> tuple[Path, Path]:
+    if args.config or args.seed is not None or args.run_dir:
+        raise ConfigError("--resume uses the run's own config.gin; do not combine it with --config, --seed, --run-dir")
+    run_dir = Path(args.resume)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"run directory {run_dir} does not exist")
+    config_file = run_dir / "config.gin"
+    if not config_file.is_file():
+        raise CheckpointError(f"{run_dir} is not a polyak run directory (no config.gin)")
+    if (run_dir / "summary.json").is_file():
+        raise CheckpointError(f"{run_dir} already finished (it has summary.json); nothing to resume")
+    return run_dir, config_file
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from polyak.trainer import Trainer
+
+    bindings = list(args.gin_param)
+    if args.resume:
+        run_dir, config_file = _resume_setup(args)
+    else:
+        config_file = Path(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
+        if args.seed is not None:
+            if args.seed < 0:
+                raise ConfigError(f"--seed must be >= 0, got {args.seed}")
+            bindings.append(f"TrainerConfig.seed = {args.seed}")
+    parse_gin(config_file, bindings)
+    configs = build_configs_from_gin()
+    if not args.resume:
+        if args.run_dir:
+            run_dir = Path(args.run_dir)
+            if (run_dir / "summary.json").exists() or (run_dir / "checkpoints").exists():
+                raise ConfigError(f"run directory {run_dir} already holds a run; choose another --run-dir "
+                                  "or continue it with --resume")
+        else:
+            name = configs.trainer.run_name or config_file.stem
+            if args.seed is not None:
+                name += f"_seed_{args.seed}"
+            run_dir = _unique_dir(Path(configs.trainer.runs_root) / name)
+    _writable_run_dir(run_dir)
     trainer = Trainer(configs, run_dir, gin.operative_config_str())
-    print(f"polyak: training {configs.trainer.env_id} into {run_dir}", file=sys.stderr)
+    if args.resume:
+        checkpoint = trainer.restore()
+        print(f"polyak: resuming {run_dir} from {checkpoint.name} ({trainer.env_steps} env steps)", flush=True)
+    else:
+        print(f"polyak: training {configs.trainer.env_id} into {run_dir}", flush=True)
     summary = trainer.run()
+    if summary.interrupted is not None:
+        print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. "
+              f"Resume with: polyak train --resume {run_dir}")
+        return 0
     status = (
         f"solved after {summary.episodes_to_solve} episodes" if summary.solved
         else f"best {configs.trainer.solve_window}-episode mean {summary.best_window_mean}"
@@ -142,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--gin-param", action="append", default=[], metavar="BINDING",
                        help="extra gin binding, e.g. 'TrainerConfig.max_env_steps=5000' (repeatable)")
     train.add_argument("--run-dir", help="where to write the run (default: runs/<config>[_seed_N])")
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run from its newest checkpoint")
     train.set_defaults(handler=cmd_train)
 
     test = commands.add_parser("test", help="run a trained agent without exploration noise")

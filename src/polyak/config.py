@@ -43,9 +43,21 @@ class BiasInit(str, enum.Enum):
 
 
 class NoiseKind(str, enum.Enum):
+    """Exploration: action noise (``ou``, ``gaussian``), adaptive parameter-space noise
+    (``parameter``, Plappert et al. 2018) or ``none`` (e.g. with a NoisyNet actor)."""
+
     OU = "ou"
     GAUSSIAN = "gaussian"
+    PARAMETER = "parameter"
     NONE = "none"
+
+
+class InitialPriority(str, enum.Enum):
+    """Priority of a new transition: the largest priority so far (Schaul et al. 2016), or
+    ``(|TD error| + epsilon)^alpha`` computed by the agent at insertion (seed 004)."""
+
+    MAX = "max"
+    TD_ERROR = "td_error"
 
 
 class EpsilonSchedule(str, enum.Enum):
@@ -155,6 +167,12 @@ class NetworkConfig(_Validated):
     ``action_layer`` (critic only) is the index of the hidden layer whose input gets the action
     concatenated: 0 joins it to the observation, 1 (seed 000) joins it after the first layer,
     ``len(hidden_sizes)`` joins it to the head's input.
+
+    ``noisy`` (actor only) makes every linear layer a factorised-Gaussian NoisyLinear
+    (Fortunato et al. 2018) with initial sigma ``noisy_sigma0 / sqrt(fan_in)``; the noise is
+    fresh in every training forward and, when acting with exploration, fresh per step or, with
+    ``noisy_ou_theta`` set (seed 004), an OU process with unit stationary variance and mean
+    reversion ``noisy_ou_theta`` per step. ``leaky_relu_slope`` is LeakyReLU's negative slope.
     """
 
     hidden_sizes: tuple[int, ...] = (256, 256)
@@ -169,8 +187,16 @@ class NetworkConfig(_Validated):
     lr: float = 1e-3
     weight_decay: float = 0.0
     grad_clip_norm: float | None = None
+    leaky_relu_slope: float = 0.01
+    noisy: bool = False
+    noisy_sigma0: float = 0.5
+    noisy_ou_theta: float | None = None
 
     def validate(self) -> None:
+        self._require(self.leaky_relu_slope >= 0, "leaky_relu_slope", ">= 0")
+        self._require(self.noisy_sigma0 >= 0, "noisy_sigma0", ">= 0")
+        self._require(self.noisy_ou_theta is None or 0 < self.noisy_ou_theta <= 1, "noisy_ou_theta",
+                      "in (0, 1] or None (fresh Gaussian noise)")
         self._require(len(self.hidden_sizes) > 0, "hidden_sizes", "a non-empty tuple")
         self._require(all(h > 0 for h in self.hidden_sizes), "hidden_sizes", "positive sizes")
         self._require(
@@ -221,20 +247,51 @@ class AgentConfig(_Validated):
 @gin.configurable
 @dataclass(frozen=True)
 class ReplayConfig(_Validated):
-    """Uniform replay: preallocated ring buffer; learning starts once ``min_size`` transitions are stored."""
+    """Replay: preallocated ring buffer; learning starts once ``min_size`` transitions are stored.
+
+    ``n_step`` > 1 stores k-step returns with their discount gamma^k (k <= n, shorter at episode
+    ends). ``prioritized`` samples proportionally to ``(|TD error| + priority_epsilon)^alpha`` with
+    importance weights ``(N P)^-beta`` normalised by their batch max, beta annealed linearly from
+    ``beta_start`` to 1 over ``beta_steps`` learning steps (Schaul et al. 2016); new transitions get
+    ``initial_priority``. ``buffer_life`` (seed 004) empties the buffer after that many sampled
+    batches (learning steps); None keeps it.
+    """
 
     capacity: int = 1_000_000
     min_size: int = 1_000
+    n_step: int = 1
+    prioritized: bool = False
+    alpha: float = 0.6
+    beta_start: float = 0.4
+    beta_steps: int = 100_000
+    priority_epsilon: float = 1e-6
+    initial_priority: InitialPriority = InitialPriority.MAX.value  # type: ignore[assignment]
+    buffer_life: int | None = None
 
     def validate(self) -> None:
         self._require(self.capacity >= 1, "capacity", ">= 1")
         self._require(1 <= self.min_size <= self.capacity, "min_size", f"in [1, capacity={self.capacity}]")
+        self._require(self.n_step >= 1, "n_step", ">= 1 (1 = one-step returns)")
+        self._require(self.alpha >= 0, "alpha", ">= 0")
+        self._require(0.0 <= self.beta_start <= 1.0, "beta_start", "in [0, 1]")
+        self._require(self.beta_steps >= 1, "beta_steps", ">= 1")
+        self._require(self.priority_epsilon > 0, "priority_epsilon", "> 0")
+        self._require(self.prioritized or self.initial_priority is InitialPriority.MAX, "initial_priority",
+                      "'max' unless prioritized is True")
+        self._require(self.buffer_life is None or self.buffer_life >= 1, "buffer_life", ">= 1 or None")
 
 
 @gin.configurable
 @dataclass(frozen=True)
 class NoiseConfig(_Validated):
     """Exploration noise, scaled by epsilon.
+
+    ``kind='parameter'`` acts with a perturbed copy of the actor (weights + N(0, s^2), s starting
+    at ``sigma``), re-perturbed at each episode end; every ``param_adapt_every`` exploring steps s
+    is multiplied by ``param_adapt_factor`` when the RMS action distance between the actor and a
+    fresh perturbation on the states seen since is below ``param_target_distance``, else divided
+    (Plappert et al. 2018). LayerNorm in the actor is recommended
+    (``actor/NetworkConfig.layer_norm = True``). Epsilon does not scale parameter noise.
 
     Epsilon starts at ``epsilon_start`` and moves once per vector-env step: ``linear`` subtracts
     ``epsilon_decay`` (seed 000: 1e-5), ``geometric`` multiplies by ``epsilon_decay`` (e.g. 0.999);
@@ -250,9 +307,15 @@ class NoiseConfig(_Validated):
     epsilon_start: float = 1.0
     epsilon_decay: float = 1e-5
     epsilon_min: float = 0.025
+    param_target_distance: float = 0.2
+    param_adapt_factor: float = 1.01
+    param_adapt_every: int = 50
 
     def validate(self) -> None:
         self._require(self.sigma >= 0, "sigma", ">= 0")
+        self._require(self.param_target_distance > 0, "param_target_distance", "> 0")
+        self._require(self.param_adapt_factor > 1, "param_adapt_factor", "> 1")
+        self._require(self.param_adapt_every >= 1, "param_adapt_every", ">= 1")
         self._require(self.ou_theta >= 0, "ou_theta", ">= 0")
         self._require(self.ou_dt > 0, "ou_dt", "> 0")
         self._require(self.epsilon_start >= 0, "epsilon_start", ">= 0")
@@ -332,6 +395,9 @@ class Configs:
     noise: NoiseConfig
 
     def validate(self) -> None:
+        if self.critic.noisy:
+            raise ConfigError("critic/NetworkConfig.noisy must be False: NoisyNet applies to the actor only "
+                              "(bind actor/NetworkConfig.noisy)")
         if self.agent.batch_size > self.replay.capacity:
             raise ConfigError(
                 f"AgentConfig.batch_size ({self.agent.batch_size}) is larger than "

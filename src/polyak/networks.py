@@ -2,13 +2,16 @@
 
 Architecture follows DDPG (Lillicrap et al. 2015, sec. 7): BatchNorm on the inputs and before
 hidden activations, the action joined to the critic after its first hidden layer, and small
-uniform output weights so initial actions and values are near zero.
+uniform output weights so initial actions and values are near zero. The actor's linear layers
+can be NoisyLinear (Fortunato et al. 2018) for exploration through learnt weight noise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+from collections.abc import Iterator
 
 import torch
 from torch import nn
@@ -16,12 +19,96 @@ from torch import nn
 from polyak.config import Activation, BiasInit, NetworkConfig, WeightInit
 
 
-def _activation(kind: Activation) -> nn.Module:
-    if kind is Activation.RELU:
+def _activation(config: NetworkConfig) -> nn.Module:
+    if config.activation is Activation.RELU:
         return nn.ReLU()
-    if kind is Activation.LEAKY_RELU:
-        return nn.LeakyReLU()
+    if config.activation is Activation.LEAKY_RELU:
+        return nn.LeakyReLU(config.leaky_relu_slope)
     return nn.Tanh()
+
+
+def _scaled_noise(x: torch.Tensor) -> torch.Tensor:
+    """f(x) = sgn(x) sqrt(|x|), the factorised-noise transform of Fortunato et al. (2018), eq. 11."""
+    return x.sign() * x.abs().sqrt()
+
+
+class NoisyLinear(nn.Linear):
+    """Factorised Gaussian NoisyNet layer: w = mu_w + sigma_w * f(e_out) f(e_in)^T, b = mu_b + sigma_b * f(e_out).
+
+    ``weight`` and ``bias`` are the means (so the usual initialisers apply); ``weight_sigma`` and
+    ``bias_sigma`` are learnt, initialised to ``sigma0 / sqrt(fan_in)`` (Fortunato et al. 2018, sec. 3.2).
+    Noise is on in training mode (fresh Gaussian per forward) and when ``explore`` is set (acting
+    with exploration, independent of train/eval mode so BatchNorm still uses running statistics);
+    otherwise the layer uses its mean weights and is deterministic. With ``ou_theta`` the exploring
+    forwards draw the noise inputs from an OU process with unit stationary variance (seed 004).
+    """
+
+    def __init__(
+        self, in_features: int, out_features: int, sigma0: float, *, ou_theta: float | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__(in_features, out_features)
+        init = sigma0 / math.sqrt(in_features)
+        self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), init))
+        self.bias_sigma = nn.Parameter(torch.full((out_features,), init))
+        self.ou_theta = ou_theta
+        self.generator = generator
+        self.explore = False
+        if ou_theta is not None:
+            self.register_buffer("ou_in", torch.zeros(in_features))
+            self.register_buffer("ou_out", torch.zeros(out_features))
+
+    def _gaussian(self, size: int) -> torch.Tensor:
+        return torch.randn(size, generator=self.generator, device=self.weight.device, dtype=self.weight.dtype)
+
+    @torch.no_grad()
+    def _ou_step(self, state: torch.Tensor) -> torch.Tensor:
+        """x <- (1 - theta) x + sqrt(1 - (1 - theta)^2) e: mean reversion theta, stationary N(0, 1)."""
+        decay = 1.0 - float(self.ou_theta)  # type: ignore[arg-type]
+        state.mul_(decay).add_(self._gaussian(state.numel()), alpha=math.sqrt(1.0 - decay * decay))
+        return state.clone()
+
+    def noise_inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(e_in, e_out) for this forward: OU-driven when exploring with ``ou_theta``, else fresh."""
+        if self.explore and not self.training and self.ou_theta is not None:
+            return self._ou_step(self.ou_in), self._ou_step(self.ou_out)
+        return self._gaussian(self.in_features), self._gaussian(self.out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not (self.training or self.explore):
+            return super().forward(x)
+        e_in, e_out = (_scaled_noise(e) for e in self.noise_inputs())
+        weight = self.weight + self.weight_sigma * torch.outer(e_out, e_in)
+        bias = self.bias + self.bias_sigma * e_out
+        return nn.functional.linear(x, weight, bias)
+
+
+def noisy_layers(module: nn.Module) -> list[NoisyLinear]:
+    return [m for m in module.modules() if isinstance(m, NoisyLinear)]
+
+
+@contextlib.contextmanager
+def exploring(module: nn.Module, enabled: bool = True) -> Iterator[None]:
+    """Within the block the module's NoisyLinear layers use noisy weights even in eval mode."""
+    layers = noisy_layers(module)
+    for layer in layers:
+        layer.explore = enabled
+    try:
+        yield
+    finally:
+        for layer in layers:
+            layer.explore = False
+
+
+def share_noise_generator(module: nn.Module, generator: torch.Generator | None) -> None:
+    """Point every NoisyLinear of ``module`` at one generator (after a deepcopy made private copies)."""
+    for layer in noisy_layers(module):
+        layer.generator = generator
+
+
+def perturbable_parameters(module: nn.Module) -> list[torch.Tensor]:
+    """Weights and biases of the linear layers (NoisyLinear: their means); never normalisation parameters."""
+    return [p for m in module.modules() if isinstance(m, nn.Linear) for p in (m.weight, m.bias)]
 
 
 def init_linear(layer: nn.Linear, config: NetworkConfig, *, output: bool, generator: torch.Generator) -> None:
@@ -45,33 +132,48 @@ def init_linear(layer: nn.Linear, config: NetworkConfig, *, output: bool, genera
             layer.bias.uniform_(-bound, bound, generator=generator)
 
 
+def _linear(in_features: int, out_features: int, config: NetworkConfig,
+            noise_generator: torch.Generator | None) -> nn.Linear:
+    if config.noisy:
+        return NoisyLinear(in_features, out_features, config.noisy_sigma0, ou_theta=config.noisy_ou_theta,
+                           generator=noise_generator)
+    return nn.Linear(in_features, out_features)
+
+
 class HiddenLayer(nn.Module):
     """Linear -> optional BatchNorm/LayerNorm -> activation."""
 
-    def __init__(self, in_features: int, out_features: int, config: NetworkConfig) -> None:
+    def __init__(self, in_features: int, out_features: int, config: NetworkConfig,
+                 noise_generator: torch.Generator | None = None) -> None:
         super().__init__()
-        self.linear = nn.Linear(in_features, out_features)
+        self.linear = _linear(in_features, out_features, config, noise_generator)
         if config.hidden_batchnorm:
             self.norm: nn.Module = nn.BatchNorm1d(out_features)
         elif config.layer_norm:
             self.norm = nn.LayerNorm(out_features)
         else:
             self.norm = nn.Identity()
-        self.activation = _activation(config.activation)
+        self.activation = _activation(config)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.activation(self.norm(self.linear(x)))
 
 
 class Actor(nn.Module):
-    """Deterministic policy mu(s) in [-1, 1]^action_dim (tanh head)."""
+    """Deterministic policy mu(s) in [-1, 1]^action_dim (tanh head).
 
-    def __init__(self, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator) -> None:
+    ``generator`` initialises the weights; ``noise_generator`` drives NoisyLinear noise (``config.noisy``).
+    """
+
+    def __init__(self, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator,
+                 noise_generator: torch.Generator | None = None) -> None:
         super().__init__()
         self.input_norm = nn.BatchNorm1d(obs_dim) if config.input_batchnorm else nn.Identity()
         sizes = (obs_dim, *config.hidden_sizes)
-        self.backbone = nn.Sequential(*(HiddenLayer(i, o, config) for i, o in itertools.pairwise(sizes)))
-        self.head = nn.Linear(sizes[-1], action_dim)
+        self.backbone = nn.Sequential(
+            *(HiddenLayer(i, o, config, noise_generator) for i, o in itertools.pairwise(sizes))
+        )
+        self.head = _linear(sizes[-1], action_dim, config, noise_generator)
         for layer in self.backbone:
             init_linear(layer.linear, config, output=False, generator=generator)
         init_linear(self.head, config, output=True, generator=generator)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
+import torch
 
 from polyak.config import EpsilonSchedule, NoiseConfig, NoiseKind
 
@@ -85,8 +87,48 @@ class GaussianNoise:
         self.rng.bit_generator.state = state["rng"]
 
 
+class AdaptiveParameterNoise:
+    """Adaptive parameter-space noise (Plappert et al. 2018, sec. 3).
+
+    Perturbs weights with N(0, sigma^2) and adapts sigma so that the action-space distance
+    d = sqrt(mean((mu(s) - mu~(s))^2)) tracks ``target``: sigma * factor when d < target, else
+    sigma / factor. Owns the Generator that draws the perturbations.
+    """
+
+    def __init__(self, *, initial_sigma: float, target: float, factor: float, rng: np.random.Generator) -> None:
+        self.sigma = initial_sigma
+        self.target = target
+        self.factor = factor
+        self.rng = rng
+        self.last_distance = float("nan")
+
+    @torch.no_grad()
+    def perturb(self, source: Sequence[torch.Tensor], destination: Sequence[torch.Tensor]) -> None:
+        """destination <- source + N(0, sigma^2), elementwise, in place."""
+        for src, dst in zip(source, destination, strict=True):
+            shock = torch.from_numpy(self.rng.standard_normal(tuple(src.shape)))
+            dst.copy_(src + self.sigma * shock.to(device=src.device, dtype=src.dtype))
+
+    def adapt(self, distance: float) -> float:
+        """Scale sigma towards the target distance; returns the new sigma."""
+        self.last_distance = float(distance)
+        self.sigma = self.sigma * self.factor if distance < self.target else self.sigma / self.factor
+        return self.sigma
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"sigma": self.sigma, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.sigma = float(state["sigma"])
+        self.rng.bit_generator.state = state["rng"]
+
+
 class ExplorationNoise:
-    """A noise process scaled by an epsilon that decays once per ``sample()`` (one vector-env step)."""
+    """A noise process scaled by an epsilon that decays once per ``sample()`` (one vector-env step).
+
+    With ``kind='parameter'`` the action noise is zero and ``parameter`` holds the adaptive
+    parameter noise that the agent applies to its acting copy of the actor.
+    """
 
     def __init__(self, config: NoiseConfig, num_envs: int, action_dim: int, rng: np.random.Generator) -> None:
         self.config = config
@@ -101,6 +143,11 @@ class ExplorationNoise:
             self.process = GaussianNoise(num_envs, action_dim, sigma=config.sigma, rng=rng)
         else:
             self.process = None
+        self.parameter = (
+            AdaptiveParameterNoise(initial_sigma=config.sigma, target=config.param_target_distance,
+                                   factor=config.param_adapt_factor, rng=rng)
+            if config.kind is NoiseKind.PARAMETER else None
+        )
         self.shape = (num_envs, action_dim)
 
     @property
@@ -120,9 +167,14 @@ class ExplorationNoise:
 
     def state_dict(self) -> dict[str, Any]:
         process = self.process.state_dict() if self.process is not None else {}
-        return {"steps": self.steps, "process": process}
+        state: dict[str, Any] = {"steps": self.steps, "process": process}
+        if self.parameter is not None:
+            state["parameter"] = self.parameter.state_dict()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.steps = int(state["steps"])
         if self.process is not None:
             self.process.load_state_dict(state["process"])
+        if self.parameter is not None:
+            self.parameter.load_state_dict(state["parameter"])

@@ -1,4 +1,9 @@
-"""Samplers choose storage rows; the storage turns rows into a batch."""
+"""Samplers choose storage rows; the storage turns rows into a batch.
+
+Both samplers share one interface: ``sample(size, batch_size) -> (indices, weights or None)``,
+``on_add(rows, td_errors)`` when rows are written, ``update(indices, td_errors)`` after a learning
+step, ``clear()`` when the storage is emptied.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from polyak.replay.sumtree import SumTree
+
 
 class UniformSampler:
     """Rows drawn uniformly with replacement from the filled part of the storage."""
+
+    prioritized = False
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
@@ -16,8 +25,96 @@ class UniformSampler:
     def sample(self, size: int, batch_size: int) -> tuple[np.ndarray, None]:
         return self.rng.integers(0, size, size=batch_size), None
 
+    def on_add(self, rows: np.ndarray, td_errors: np.ndarray | None = None) -> None:
+        """Uniform sampling keeps no per-row state."""
+
+    def update(self, indices: np.ndarray, td_errors: np.ndarray) -> None:
+        """Uniform sampling ignores TD errors."""
+
+    def clear(self) -> None:
+        """Nothing to forget."""
+
     def state_dict(self) -> dict[str, Any]:
         return {"rng": self.rng.bit_generator.state}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.rng.bit_generator.state = state["rng"]
+
+
+def beta_at(step: int, beta_start: float, beta_steps: int) -> float:
+    """Importance-sampling exponent annealed linearly from ``beta_start`` to 1 over ``beta_steps`` steps."""
+    return beta_start + (1.0 - beta_start) * min(1.0, step / beta_steps)
+
+
+def importance_weights(probabilities: np.ndarray, size: int, beta: float) -> np.ndarray:
+    """w_i = (N P(i))^-beta / max_j w_j over the batch (Schaul et al. 2016, sec. 3.4)."""
+    weights = (size * probabilities) ** -beta
+    return weights / weights.max()
+
+
+class PrioritizedSampler:
+    """Proportional prioritized replay (Schaul et al. 2016): P(i) = p_i / sum_k p_k, p_i = (|delta_i| + eps)^alpha.
+
+    Sampling is stratified: the priority mass is cut into ``batch_size`` equal segments and one
+    value is drawn uniformly in each. Rows written without a TD error get the largest priority
+    seen so far, so every new transition is replayed at least once with high probability.
+    """
+
+    prioritized = True
+
+    def __init__(
+        self, capacity: int, rng: np.random.Generator, *, alpha: float, beta_start: float, beta_steps: int,
+        epsilon: float,
+    ) -> None:
+        self.tree = SumTree(capacity)
+        self.rng = rng
+        self.alpha, self.beta_start, self.beta_steps, self.epsilon = alpha, beta_start, beta_steps, epsilon
+        self.max_priority = 1.0
+        self.steps = 0
+
+    @property
+    def beta(self) -> float:
+        return beta_at(self.steps, self.beta_start, self.beta_steps)
+
+    def priorities(self, td_errors: np.ndarray) -> np.ndarray:
+        return (np.abs(np.asarray(td_errors, dtype=np.float64)) + self.epsilon) ** self.alpha
+
+    def sample(self, size: int, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Indices drawn with probability P(i) and their normalised importance weights; advances beta."""
+        total = self.tree.total
+        if size < 1 or total <= 0:
+            raise ValueError("cannot sample from an empty prioritized replay")
+        segment = total / batch_size
+        values = (np.arange(batch_size) + self.rng.random(batch_size)) * segment
+        indices = self.tree.find(np.minimum(values, np.nextafter(total, 0.0)))
+        probabilities = self.tree.get(indices) / total
+        weights = importance_weights(probabilities, size, self.beta)
+        self.steps += 1
+        return indices, weights
+
+    def on_add(self, rows: np.ndarray, td_errors: np.ndarray | None = None) -> None:
+        """New rows get the max priority so far, or their own priority from ``td_errors``."""
+        if td_errors is None:
+            self.tree.update(rows, np.full(len(rows), self.max_priority))
+        else:
+            self.update(rows, td_errors)
+
+    def update(self, indices: np.ndarray, td_errors: np.ndarray) -> None:
+        """Priorities of ``indices`` from their new TD errors (last one wins for repeated indices)."""
+        priorities = self.priorities(td_errors)
+        self.tree.update(indices, priorities)
+        if priorities.size:
+            self.max_priority = max(self.max_priority, float(priorities.max()))
+
+    def clear(self) -> None:
+        self.tree.clear()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rng": self.rng.bit_generator.state, "tree": self.tree.state_dict(),
+                "max_priority": self.max_priority, "steps": self.steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.tree.load_state_dict(state["tree"])
+        self.max_priority = float(state["max_priority"])
+        self.steps = int(state["steps"])

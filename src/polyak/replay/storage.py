@@ -29,17 +29,22 @@ class Batch:
 
 
 class ReplayStorage:
-    """Fixed-capacity ring of transitions; memory is reserved once and pages fill as rows are written."""
+    """Fixed-capacity ring of transitions; memory is reserved once and pages fill as rows are written.
 
-    FIELDS = ("obs", "action", "reward", "next_obs", "terminated")
+    With ``per_sample_discount`` each row also stores its bootstrap discount (gamma^k of an n-step
+    return) and batches carry it as a tensor; otherwise ``gather`` uses the one discount it is given.
+    """
 
-    def __init__(self, capacity: int, obs_dim: int, action_dim: int) -> None:
+    def __init__(self, capacity: int, obs_dim: int, action_dim: int, *, per_sample_discount: bool = False) -> None:
         self.capacity = capacity
         self.obs = np.empty((capacity, obs_dim), dtype=np.float32)
         self.action = np.empty((capacity, action_dim), dtype=np.float32)
         self.reward = np.empty((capacity,), dtype=np.float32)
         self.next_obs = np.empty((capacity, obs_dim), dtype=np.float32)
         self.terminated = np.empty((capacity,), dtype=np.float32)
+        self.discount = np.empty((capacity,), dtype=np.float32) if per_sample_discount else None
+        self.FIELDS = ("obs", "action", "reward", "next_obs", "terminated") + (
+            ("discount",) if per_sample_discount else ())
         self.position = 0
         self.size = 0
 
@@ -47,9 +52,14 @@ class ReplayStorage:
         return self.size
 
     def add(
-        self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, next_obs: np.ndarray, terminated: np.ndarray
+        self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, next_obs: np.ndarray, terminated: np.ndarray,
+        discount: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Append a batch of transitions (one per env), overwriting the oldest; returns their rows."""
+        """Append a batch of transitions (one per env), overwriting the oldest; returns their rows.
+
+        Of a batch larger than the capacity only the newest ``capacity`` rows survive; the returned
+        rows then repeat, and the last write to each row is the one kept.
+        """
         count = len(reward)
         rows = (self.position + np.arange(count)) % self.capacity
         self.obs[rows] = obs
@@ -57,12 +67,21 @@ class ReplayStorage:
         self.reward[rows] = reward
         self.next_obs[rows] = next_obs
         self.terminated[rows] = terminated
+        if self.discount is not None:
+            if discount is None:
+                raise ValueError("this storage keeps a discount per row: pass discount=")
+            self.discount[rows] = discount
         self.position = int((self.position + count) % self.capacity)
         self.size = min(self.size + count, self.capacity)
         return rows
 
+    def clear(self) -> None:
+        """Forget every row (seed 004's ``buffer_life``); memory stays reserved."""
+        self.position = 0
+        self.size = 0
+
     def gather(self, indices: np.ndarray, discount: float, device: torch.device) -> Batch:
-        """Rows ``indices`` as tensors on ``device``."""
+        """Rows ``indices`` as tensors on ``device``; ``discount`` applies unless rows store their own."""
         def tensor(array: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(array[indices]).to(device, non_blocking=True)
 
@@ -72,7 +91,7 @@ class ReplayStorage:
             reward=tensor(self.reward),
             next_obs=tensor(self.next_obs),
             terminated=tensor(self.terminated),
-            discount=discount,
+            discount=discount if self.discount is None else tensor(self.discount),
             indices=indices,
         )
 

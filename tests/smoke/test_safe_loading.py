@@ -1,0 +1,81 @@
+"""No loading path unpickles: a checkpoint carrying a pickle payload that would create a file is refused."""
+
+import pickle
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from polyak.checkpoint import load_checkpoint
+from polyak.cli import main
+from polyak.errors import CheckpointError
+from polyak.playback import load_policy
+
+TINY = ["--config", str(Path(__file__).resolve().parents[2] / "configs" / "pendulum.gin"),
+        "--gin-param", "TrainerConfig.max_env_steps=400", "--gin-param", "TrainerConfig.start_steps=100",
+        "--gin-param", "ReplayConfig.min_size=50", "--gin-param", "NetworkConfig.hidden_sizes=(16, 16)",
+        "--gin-param", "TrainerConfig.progress_bar=False", "--gin-param", "TrainerConfig.eval_interval=None"]
+
+
+class Exploit:
+    """Unpickling this creates the marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("safe") / "run"
+    assert main(["train", *TINY, "--run-dir", str(run)]) == 0
+    return run
+
+
+def _poisoned_copies(clean_run, tmp_path, marker):
+    payload = pickle.dumps(Exploit(marker))
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    (run / "summary.json").unlink()
+    checkpoint = sorted((run / "checkpoints").glob("step_*"))[-1]
+    (checkpoint / "state.safetensors").write_bytes(payload)
+    exported = tmp_path / "exported"
+    assert main(["export", str(clean_run), "--out", str(exported)]) == 0
+    (exported / "actor.safetensors").write_bytes(payload)
+    npy_run = tmp_path / "npy_run"
+    shutil.copytree(clean_run, npy_run)
+    (npy_run / "summary.json").unlink()
+    npy_checkpoint = sorted((npy_run / "checkpoints").glob("step_*"))[-1]
+    np.save(npy_checkpoint / "evil.npy", np.array([Exploit(marker)], dtype=object), allow_pickle=True)
+    meta = (npy_checkpoint / "state.json").read_text()
+    # point the replay's reward array at the pickled object array
+    (npy_checkpoint / "state.json").write_text(meta.replace('{"__ndarray__": "state.replay.storage.reward"}',
+                                                            '{"__npy__": "evil.npy"}'))
+    assert "evil.npy" in (npy_checkpoint / "state.json").read_text()
+    return run, checkpoint, exported, npy_run
+
+
+def test_no_public_loading_path_runs_pickled_code(clean_run, tmp_path, capsys):
+    marker = tmp_path / "PWNED"
+    run, checkpoint, exported, npy_run = _poisoned_copies(clean_run, tmp_path, marker)
+    with pytest.raises(CheckpointError):
+        load_checkpoint(checkpoint)
+    with pytest.raises(CheckpointError):
+        load_checkpoint(sorted((npy_run / "checkpoints").glob("step_*"))[-1])
+    for target in (run, exported):
+        with pytest.raises(CheckpointError):
+            load_policy(str(target))
+    commands = [["test", str(run)], ["test", str(exported)], ["train", "--resume", str(run)],
+                ["train", "--resume", str(npy_run)], ["record", "--run-dir", str(exported), "--out",
+                                                      str(tmp_path / "x.gif")],
+                ["export", str(run), "--out", str(tmp_path / "re-exported")]]
+    for args in commands:
+        capsys.readouterr()
+        assert main(args) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("polyak: error: ") and err.count("\n") == 1, err
+        assert "damaged" in err, err
+    assert not marker.exists()

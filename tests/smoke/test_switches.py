@@ -1,0 +1,84 @@
+"""Every switch, and every pair of switches from different groups, trains 2,000 Pendulum steps via the CLI.
+
+Runs go through ``polyak.cli.main`` in this process (no interpreter start per run) with tiny
+networks, so the 60-odd runs take about a minute. Switches in one group replace each other
+(e.g. two noise kinds), so pairs are drawn across groups only.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+
+import pytest
+import torch
+
+from polyak.cli import main
+from tests.smoke.cli_helpers import PENDULUM
+
+SWITCHES: dict[str, dict[str, list[str]]] = {
+    "noise": {
+        "ou": ["NoiseConfig.kind='ou'", "NoiseConfig.sigma=0.2"],
+        "parameter": ["NoiseConfig.kind='parameter'", "NoiseConfig.param_adapt_every=20"],
+    },
+    "noisynet": {
+        "noisynet": ["actor/NetworkConfig.noisy=True", "NoiseConfig.kind='none'"],
+        "noisynet_ou": ["actor/NetworkConfig.noisy=True", "actor/NetworkConfig.noisy_ou_theta=0.05",
+                        "NoiseConfig.kind='none'"],
+    },
+    "td3": {
+        "td3": ["AgentConfig.n_critics=2", "AgentConfig.policy_delay=2", "AgentConfig.target_policy_noise=0.2"],
+    },
+    "norm": {
+        "layer_norm": ["NetworkConfig.layer_norm=True"],
+        "batchnorm": ["NetworkConfig.input_batchnorm=True", "NetworkConfig.hidden_batchnorm=True"],
+    },
+    "n_step": {
+        "n_step": ["ReplayConfig.n_step=3"],
+    },
+    "replay": {
+        "prioritized": ["ReplayConfig.prioritized=True", "ReplayConfig.beta_steps=1000"],
+        "prioritized_td": ["ReplayConfig.prioritized=True", "ReplayConfig.initial_priority='td_error'",
+                           "ReplayConfig.buffer_life=300"],
+    },
+    "envs": {
+        "vector_envs": ["TrainerConfig.num_envs=3"],
+    },
+}
+
+BASE = [
+    "TrainerConfig.max_env_steps=2000", "TrainerConfig.start_steps=200", "TrainerConfig.learn_every=4",
+    "TrainerConfig.eval_interval=None", "TrainerConfig.progress_bar=False", "TrainerConfig.log_interval=1000",
+    "NetworkConfig.hidden_sizes=(32, 32)", "AgentConfig.batch_size=64", "ReplayConfig.min_size=200",
+]
+
+NAMED = {name: (group, bindings) for group, members in SWITCHES.items() for name, bindings in members.items()}
+CASES = [(name,) for name in NAMED] + [
+    (a, b) for a, b in itertools.combinations(NAMED, 2) if NAMED[a][0] != NAMED[b][0]
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("case", CASES, ids=["+".join(case) for case in CASES])
+def test_switches_train_with_finite_losses(case: tuple[str, ...], tmp_path):
+    run_dir = tmp_path / "run"
+    args = ["train", "--config", PENDULUM, "--seed", "0", "--run-dir", str(run_dir)]
+    for binding in BASE + [b for name in case for b in NAMED[name][1]]:
+        args += ["--gin-param", binding]
+    assert main(args) == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["env_steps"] >= 2000 and summary["updates"] > 0
+    with open(run_dir / "metrics.csv", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["kind"] == "episode" and row["critic_loss"]]
+    assert rows, "no episode finished after learning started"
+    for row in rows:
+        assert math.isfinite(float(row["critic_loss"])) and math.isfinite(float(row["actor_loss"]))
