@@ -168,6 +168,24 @@ def prune_checkpoints(directory: Path, keep: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def describe_mismatch(expected: dict[str, Any], found: dict[str, Any]) -> str | None:
+    """What differs between two tensor dicts' names and shapes (None when they agree)."""
+    shapes = {k: tuple(v.shape) for k, v in expected.items()}
+    other = {k: tuple(getattr(v, "shape", ())) for k, v in found.items()}
+    if shapes == other:
+        return None
+    details = []
+    missing, extra = sorted(set(shapes) - set(other)), sorted(set(other) - set(shapes))
+    if missing:
+        details.append(f"missing {', '.join(missing[:3])}")
+    if extra:
+        details.append(f"unexpected {', '.join(extra[:3])}")
+    wrong = sorted(k for k in set(shapes) & set(other) if shapes[k] != other[k])
+    if wrong:
+        details.append(f"{wrong[0]} has shape {other[wrong[0]]} in the checkpoint but {shapes[wrong[0]]} in the config")
+    return "; ".join(details)
+
+
 def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """Read a checkpoint directory; returns (state, meta). Raises CheckpointError on any damage."""
     if not path.is_dir():

@@ -13,7 +13,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from polyak.checkpoint import complete_checkpoints, load_checkpoint
+from polyak.checkpoint import complete_checkpoints, describe_mismatch, load_checkpoint
 from polyak.config import Configs
 from polyak.envs import make_env
 from polyak.errors import CheckpointError
@@ -55,21 +55,9 @@ def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: 
                device: torch.device) -> Actor:
     """An actor built from ``configs.actor`` holding ``actor_state``; refuses mismatched shapes."""
     actor = Actor(obs_dim, action_dim, configs.actor, torch.Generator()).to(device)
-    expected = {k: tuple(v.shape) for k, v in actor.state_dict().items()}
-    found = {k: tuple(v.shape) for k, v in actor_state.items()}
-    if expected != found:
-        missing = sorted(set(expected) - set(found))
-        extra = sorted(set(found) - set(expected))
-        wrong = sorted(k for k in set(expected) & set(found) if expected[k] != found[k])
-        details = []
-        if missing:
-            details.append(f"missing {', '.join(missing[:3])}")
-        if extra:
-            details.append(f"unexpected {', '.join(extra[:3])}")
-        if wrong:
-            k = wrong[0]
-            details.append(f"{k} has shape {found[k]} but the config needs {expected[k]}")
-        raise CheckpointError("checkpoint does not match the actor config: " + "; ".join(details))
+    mismatch = describe_mismatch(actor.state_dict(), actor_state)
+    if mismatch:
+        raise CheckpointError(f"checkpoint does not match the actor config: {mismatch}")
     actor.load_state_dict(actor_state)
     return actor.eval()
 

@@ -19,7 +19,14 @@ import torch
 
 from polyak import __version__
 from polyak.agent import Agent
-from polyak.checkpoint import complete_checkpoints, load_checkpoint, prune_checkpoints, save_checkpoint, step_name
+from polyak.checkpoint import (
+    complete_checkpoints,
+    describe_mismatch,
+    load_checkpoint,
+    prune_checkpoints,
+    save_checkpoint,
+    step_name,
+)
 from polyak.config import Configs
 from polyak.envs import final_observations, make_env
 from polyak.errors import CheckpointError, PolyakError
@@ -216,6 +223,10 @@ class Trainer:
                 raise CheckpointError(
                     f"checkpoint {checkpoint} was written for {key}={meta[key]!r} but the config gives {mine[key]!r}"
                 )
+        for net in ("actor", "critic"):
+            mismatch = describe_mismatch(getattr(self.agent, net).state_dict(), state.get("agent", {}).get(net, {}))
+            if mismatch:
+                raise CheckpointError(f"checkpoint {checkpoint.name} does not match the {net} config: {mismatch}")
         try:
             self.agent.load_state_dict(state["agent"])
             self.replay.load_state_dict(state["replay"])

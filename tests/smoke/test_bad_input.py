@@ -175,10 +175,10 @@ CASES = [
      "has no complete checkpoint"),
     ("test: another version", lambda t, r: ["test", _other_version(r)], "format version 0"),
     ("test: other architecture", lambda t, r: ["test", _other_architecture(r)],
-     "does not match the actor config"),
+     "does not match the actor config: backbone.0.linear.bias has shape (16,) in the checkpoint but (32,)"),
     ("resume: truncated tensors", lambda t, r: ["train", "--resume", _truncate(r)], "is damaged"),
     ("resume: other architecture", lambda t, r: ["train", "--resume", _other_architecture(r)],
-     "does not match the config"),
+     "does not match the actor config: backbone.0.linear.bias has shape (16,) in the checkpoint"),
     ("resume: other env", lambda t, r: ["train", "--resume", _other_env(r)], "was written for env_id='Pendulum-v1'"),
     ("export: damaged actor", lambda t, r: ["test", _damage_exported(t, r)], "is damaged"),
 ]
