@@ -70,7 +70,9 @@ def plot_runs(run_dirs: list[Path], out: Path, threshold: float | None = None, t
         colour = colours[index % len(colours)]
         label = _label(members, index)
         for curve in members:
-            axis.plot(curve.episodes, curve.scores, color=colour, alpha=0.18, linewidth=0.8)
+            axis.plot(curve.episodes, curve.scores, color=colour, alpha=0.15, linewidth=0.8)
+            if len(members) > 1:
+                axis.plot(curve.episodes, curve.window_means, color=colour, alpha=0.55, linewidth=1.0)
         if len(members) == 1:
             curve = members[0]
             axis.plot(curve.episodes, curve.window_means, color=colour, linewidth=2.2, label=f"{label}: window mean")
@@ -79,12 +81,12 @@ def plot_runs(run_dirs: list[Path], out: Path, threshold: float | None = None, t
         stacked = np.stack([c.window_means[:length] for c in members])
         x = members[0].episodes[:length]
         mean, std = stacked.mean(axis=0), stacked.std(axis=0)
-        axis.plot(x, mean, color=colour, linewidth=2.2, label=f"{label}: window mean, mean ± std")
+        axis.plot(x, mean, color=colour, linewidth=2.4, label=f"{label}: window mean per seed, and mean ± std")
         axis.fill_between(x, mean - std, mean + std, color=colour, alpha=0.25, linewidth=0)
     if threshold is not None:
         axis.axhline(threshold, color="black", linestyle="--", linewidth=1.2, label=f"solved at {threshold:g}")
     axis.set_xlabel("episode")
-    axis.set_ylabel("score (thin: per episode; thick: moving window mean)")
+    axis.set_ylabel("score (faint: per episode; solid: moving window mean)")
     axis.set_title(title or "polyak learning curves")
     axis.grid(alpha=0.3)
     axis.legend(loc="best", fontsize=9)
