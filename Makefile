@@ -9,8 +9,8 @@ STAMP := $(VENV)/.polyak-installed
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch first, pinned, so nothing pulls CUDA packages.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install -qq torch==2.13.0
+	$(PY) -m pip install -qq -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)

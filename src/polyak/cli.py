@@ -97,10 +97,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. "
               f"Resume with: polyak train --resume {run_dir}")
         return 0
-    status = (
-        f"solved after {summary.episodes_to_solve} episodes" if summary.solved
-        else f"best {configs.trainer.solve_window}-episode mean {summary.best_window_mean}"
-    )
+    window = configs.trainer.solve_window
+    if summary.solved:
+        status = f"solved after {summary.episodes_to_solve} episodes"
+    elif summary.best_window_mean is None:
+        status = f"fewer than {window} episodes, so no {window}-episode mean yet"
+    else:
+        status = f"best {window}-episode mean {summary.best_window_mean:.2f}"
     final_eval = "" if summary.final_eval is None else f", final eval {summary.final_eval:.2f}"
     print(
         f"polyak: done: {summary.env_steps} env steps, {summary.episodes} episodes, {status}{final_eval}; "

@@ -22,6 +22,10 @@ def _fmt(value: float | None) -> str:
     return repr(float(value))
 
 
+def _show(value: float) -> str:
+    return f"{value:.2f}" if math.isfinite(value) else "n/a"
+
+
 class Logger:
     """Writes namespaced scalars (``rollout/``, ``train/``, ``eval/``) to every sink."""
 
@@ -37,8 +41,9 @@ class Logger:
         self._tb = SummaryWriter(log_dir=str(run_dir / "tb"))
         self._bar = tqdm(
             total=total_env_steps, initial=initial_env_steps, unit="step", dynamic_ncols=True,
-            disable=not progress_bar, desc="train",
+            disable=None if progress_bar else True, desc="train",  # None: only on a terminal
         )
+        self._text_progress = progress_bar and self._bar.disable  # not a terminal: one line per episode
 
     def episode(
         self, env_steps: int, episode: int, score: float, window_mean: float, best_window_mean: float,
@@ -52,9 +57,13 @@ class Logger:
         self._tb.add_scalar("rollout/window_mean", window_mean, env_steps)
         self._tb.add_scalar("rollout/epsilon", epsilon, env_steps)
         self._bar.set_postfix(
-            episode=episode, window=f"{window_mean:.2f}", best_mean=f"{best_window_mean:.2f}",
-            best=f"{best_score:.2f}", refresh=False,
+            episode=episode, window=_show(window_mean), best_mean=_show(best_window_mean),
+            best=_show(best_score), refresh=False,
         )
+        if self._text_progress:
+            print(f"episode {episode} | env steps {env_steps} | score {_show(score)} | window mean "
+                  f"{_show(window_mean)} | best window mean {_show(best_window_mean)} | best {_show(best_score)}",
+                  flush=True)
 
     def evaluation(self, env_steps: int, episode: int, score: float) -> None:
         self._csv.writerow(("eval", env_steps, episode, _fmt(score), "", "", "", ""))
