@@ -7,6 +7,7 @@ and exit code 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,14 +37,15 @@ def _unique_dir(path: Path) -> Path:
     return path.with_name(f"{path.name}_{index}")
 
 
-def _writable_run_dir(run_dir: Path) -> None:
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as error:
-        raise ConfigError(f"cannot write run directory {run_dir}: {error.strerror or error}") from None
+def _check_writable(run_dir: Path) -> None:
+    """Refuse a run directory that cannot be created or written, without creating anything yet."""
+    existing = run_dir
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"cannot write run directory {run_dir}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"cannot write run directory {run_dir}: permission denied on {existing}")
 
 
 def _resume_setup(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -85,7 +87,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             if args.seed is not None:
                 name += f"_seed_{args.seed}"
             run_dir = _unique_dir(Path(configs.trainer.runs_root) / name)
-    _writable_run_dir(run_dir)
+    _check_writable(run_dir)
     trainer = Trainer(configs, run_dir, gin.operative_config_str())
     if args.resume:
         checkpoint = trainer.restore()

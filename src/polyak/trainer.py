@@ -99,9 +99,13 @@ class Trainer:
         self.metrics_bytes = 0
         self._stop_signal: str | None = None
         self.metrics: dict[str, torch.Tensor] = {}  # of the newest learning step
-        run_dir.mkdir(parents=True, exist_ok=True)
-        if operative_config:
-            (run_dir / "config.gin").write_text(operative_config)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            if operative_config:
+                (run_dir / "config.gin").write_text(operative_config)
+        except OSError as error:
+            self.env.close()
+            raise PolyakError(f"cannot write run directory {run_dir}: {error.strerror or error}") from None
 
     def _random_actions(self) -> np.ndarray:
         return self.explore_rng.uniform(-1.0, 1.0, size=(self.configs.trainer.num_envs, self.action_dim))

@@ -226,3 +226,10 @@ def test_through_a_real_shell_there_is_no_traceback(args, message):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
     assert message in result.stderr
+
+
+def test_a_failed_start_leaves_no_run_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--gin-param", "TrainerConfig.env_id='NoSuchEnv-v9'"]) == 2
+    assert "unknown environment id" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
