@@ -284,7 +284,3 @@ class Agent:
             self._explore_steps = int(state["param_noise"]["explore_steps"])
             recent = np.asarray(state["param_noise"]["recent_obs"])
             self._recent_obs = [recent] if len(recent) else []
-
-    def policy_state_dict(self) -> dict[str, torch.Tensor]:
-        """The actor's weights alone: what a pretrained agent ships."""
-        return self.actor.state_dict()
