@@ -1,7 +1,8 @@
-"""The ``polyak`` command: ``train`` and ``test``.
+"""The ``polyak`` command: ``train``, ``test``, ``record``, ``plot``, ``export`` and ``sweep``.
 
 Gin is parsed here and nowhere else. Every error a user can cause ends as one line on stderr
-and exit code 2.
+and exit code 2. Ray (``polyak sweep``, ``polyak train --workers N``) is imported only inside the
+commands that use it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import gin
 
+import polyak.distributed.apex_config  # noqa: F401 - registers ApexConfig with gin (no ray); Ape-X runs load
 from polyak.errors import CheckpointError, ConfigError, PolyakError
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin
 
@@ -59,13 +61,39 @@ def _resume_setup(args: argparse.Namespace) -> tuple[Path, Path]:
         raise CheckpointError(f"{run_dir} is not a polyak run directory (no config.gin)")
     if (run_dir / "summary.json").is_file():
         raise CheckpointError(f"{run_dir} already finished (it has summary.json); nothing to resume")
+    if "ApexConfig." in config_file.read_text():
+        raise CheckpointError(f"{run_dir} is an Ape-X run (--workers); Ape-X runs cannot be resumed (their replay "
+                              "lives in Ray actors and is not checkpointed)")
     return run_dir, config_file
+
+
+def _parse_apex_gin(config_file: Path, bindings: list[str], workers: int):  # -> ApexConfig
+    """Ape-X defaults, then the config file, then --gin-param and --workers (later ones win)."""
+    from polyak.distributed.apex_config import APEX_DEFAULTS, ApexConfig
+    from polyak.ginconf import _gin_message
+
+    if not config_file.is_file():
+        raise ConfigError(f"config file {config_file} does not exist")
+    parse_gin(None, [*APEX_DEFAULTS, f"include {str(config_file)!r}", *bindings,
+                     f"ApexConfig.num_workers = {workers}"])
+    try:
+        return ApexConfig()
+    except ConfigError as error:
+        raise ConfigError(_gin_message(error)) from None
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from polyak.trainer import Trainer
 
     bindings = list(args.gin_param)
+    apex = None
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ConfigError(f"--workers must be >= 1, got {args.workers}")
+        if args.resume:
+            raise ConfigError("--workers cannot be combined with --resume: Ape-X runs cannot be resumed")
+    elif args.address:
+        raise ConfigError("--address needs --workers N (Ape-X on a Ray cluster)")
     if args.resume:
         run_dir, config_file = _resume_setup(args)
     else:
@@ -74,8 +102,17 @@ def cmd_train(args: argparse.Namespace) -> int:
             if args.seed < 0:
                 raise ConfigError(f"--seed must be >= 0, got {args.seed}")
             bindings.append(f"TrainerConfig.seed = {args.seed}")
-    parse_gin(config_file, bindings)
+    if args.workers is not None:
+        apex = _parse_apex_gin(config_file, bindings, args.workers)
+    else:
+        parse_gin(config_file, bindings)
     configs = build_configs_from_gin()
+    if apex is not None:
+        from polyak.distributed.apex_learner import check_apex_configs
+        from polyak.distributed.ray_runtime import require_ray
+
+        check_apex_configs(configs, apex)
+        require_ray()
     if not args.resume:
         if args.run_dir:
             run_dir = Path(args.run_dir)
@@ -84,20 +121,33 @@ def cmd_train(args: argparse.Namespace) -> int:
                                   "or continue it with --resume")
         else:
             name = configs.trainer.run_name or config_file.stem
+            if apex is not None:
+                name += "_apex"
             if args.seed is not None:
                 name += f"_seed_{args.seed}"
             run_dir = _unique_dir(Path(configs.trainer.runs_root) / name)
     _check_writable(run_dir)
+    if apex is not None:
+        from polyak.distributed.apex_learner import train_apex
+
+        where = f"the Ray cluster at {args.address}" if args.address else "local Ray"
+        print(f"polyak: training {configs.trainer.env_id} with Ape-X ({apex.num_workers} rollout workers on {where}) "
+              f"into {run_dir}", flush=True)
+        summary = train_apex(configs, apex, run_dir, gin.operative_config_str(), args.address)
+        return _report(summary, configs, run_dir, resumable=False)
     trainer = Trainer(configs, run_dir, gin.operative_config_str())
     if args.resume:
         checkpoint = trainer.restore()
         print(f"polyak: resuming {run_dir} from {checkpoint.name} ({trainer.env_steps} env steps)", flush=True)
     else:
         print(f"polyak: training {configs.trainer.env_id} into {run_dir}", flush=True)
-    summary = trainer.run()
+    return _report(trainer.run(), configs, run_dir, resumable=True)
+
+
+def _report(summary, configs, run_dir: Path, resumable: bool) -> int:  # Summary, Configs
     if summary.interrupted is not None:
-        print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. "
-              f"Resume with: polyak train --resume {run_dir}")
+        how = f"Resume with: polyak train --resume {run_dir}" if resumable else "(Ape-X runs cannot be resumed)"
+        print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. {how}")
         return 0
     window = configs.trainer.solve_window
     if summary.solved:
@@ -160,6 +210,40 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from polyak.distributed.grid import parse_seeds
+    from polyak.distributed.ray_runtime import require_ray
+    from polyak.distributed.sweep import plan_sweep, run_sweep, write_report
+
+    seeds = parse_seeds(args.seeds)
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        raise ConfigError(f"--max-concurrent must be >= 1, got {args.max_concurrent}")
+    config_file = Path(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
+    parse_gin(config_file, list(args.gin_param))
+    configs = build_configs_from_gin()
+    if args.sweep_dir:
+        sweep_dir = Path(args.sweep_dir)
+        if sweep_dir.exists() and any(sweep_dir.iterdir()):
+            raise ConfigError(f"sweep directory {sweep_dir} is not empty; choose another --sweep-dir")
+    else:
+        sweep_dir = _unique_dir(Path(configs.trainer.runs_root) / f"{config_file.stem}_sweep")
+    _check_writable(sweep_dir)
+    specs = plan_sweep(config_file, seeds, list(args.gin_param), list(args.grid), sweep_dir)
+    require_ray()
+    where = f"the Ray cluster at {args.address}" if args.address else "local Ray"
+    print(f"polyak: sweep of {len(specs)} runs ({len(specs) // len(seeds)} configs x {len(seeds)} seeds) "
+          f"on {where} into {sweep_dir}", flush=True)
+    results = run_sweep(specs, sweep_dir, args.address, args.max_concurrent)
+    table, plot = write_report(results, sweep_dir)
+    print(table)
+    failed = [r for r in results if r.error is not None]
+    for result in failed:
+        print(f"polyak: run {result.spec.run_dir} failed: {result.error}", file=sys.stderr)
+    plot_note = f" and {plot}" if plot else ""
+    print(f"polyak: wrote {sweep_dir / 'summary.json'}, {sweep_dir / 'summary.txt'}{plot_note}")
+    return 1 if failed else 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from polyak.playback import export_policy
 
@@ -179,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="extra gin binding, e.g. 'TrainerConfig.max_env_steps=5000' (repeatable)")
     train.add_argument("--run-dir", help="where to write the run (default: runs/<config>[_seed_N])")
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run from its newest checkpoint")
+    train.add_argument("--workers", type=int, metavar="N",
+                       help="Ape-X DDPG with N rollout workers on Ray (needs polyak[distributed]); "
+                            "settings: ApexConfig in the gin config")
+    train.add_argument("--address", help="with --workers: Ray cluster address (default: a local Ray on this machine)")
     train.set_defaults(handler=cmd_train)
 
     test = commands.add_parser("test", help="run a trained agent without exploration noise")
@@ -214,6 +302,20 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="directory to write")
     export.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
     export.set_defaults(handler=cmd_export)
+
+    sweep = commands.add_parser("sweep", help="run seeds x a grid of bindings in parallel on Ray Tune "
+                                "(needs polyak[distributed])")
+    sweep.add_argument("--config", help=f"gin config file (default: the packaged {DEFAULT_CONFIG})")
+    sweep.add_argument("--seeds", default="0-4", help="seeds: a range 0-4, a list 0,2,5 or both (default: 0-4)")
+    sweep.add_argument("--gin-param", action="append", default=[], metavar="BINDING",
+                       help="extra gin binding for every run (repeatable)")
+    sweep.add_argument("--grid", action="append", default=[], metavar="'BINDING=[A,B]'",
+                       help="values to sweep for one binding, e.g. 'AgentConfig.tau=[0.005,0.05]' (repeatable: "
+                            "the product is run)")
+    sweep.add_argument("--address", help="Ray cluster address (default: start a local Ray on this machine)")
+    sweep.add_argument("--sweep-dir", help="directory for the runs and the summary (default: runs/<config>_sweep)")
+    sweep.add_argument("--max-concurrent", type=int, help="at most this many runs at once (default: one per CPU)")
+    sweep.set_defaults(handler=cmd_sweep)
     return parser
 
 

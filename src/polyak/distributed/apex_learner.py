@@ -1,0 +1,296 @@
+"""Ape-X DDPG (Horgan et al. 2018): the learner loop in the driver, rollout workers and replay shards on Ray.
+
+The learner samples prioritized batches from the replay shards (prefetching two requests), updates
+the core :class:`~polyak.agent.Agent`, sends each batch's TD errors back as priorities and publishes
+its weights every ``ApexConfig.weight_push_interval`` updates; a worker gets them with its next
+request. The run directory is a normal polyak run (config.gin, metrics.csv with episode and eval
+rows, TensorBoard, checkpoints, summary.json) plus ``apex.json`` with throughput and restarts.
+Ape-X runs cannot be resumed: their replay lives in the shards and is not checkpointed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from polyak.config import Configs
+from polyak.distributed.apex_config import ApexConfig
+from polyak.distributed.apex_pool import WorkerPool
+from polyak.distributed.apex_replay import ReplayShard
+from polyak.errors import ConfigError, PolyakError
+from polyak.logger import Logger
+from polyak.replay import Batch
+from polyak.trainer import Summary, Trainer, _finite_or_none
+
+PREFETCH = 2  # sample requests in flight while the learner updates
+
+def check_apex_configs(configs: Configs, apex: ApexConfig) -> None:
+    """What Ape-X does not support, as one line each."""
+    if configs.replay.buffer_life is not None:
+        raise ConfigError("ReplayConfig.buffer_life must be None with --workers (Ape-X keeps its replay in shards)")
+    if configs.replay.capacity < apex.replay_shards * configs.agent.batch_size:
+        raise ConfigError(f"ReplayConfig.capacity ({configs.replay.capacity}) must hold at least batch_size "
+                          f"({configs.agent.batch_size}) rows per replay shard ({apex.replay_shards} shards)")
+
+
+def updates_per_transition(configs: Configs, apex: ApexConfig) -> float | None:
+    """The pace the driver keeps (None: decoupled); default: the config's single-process schedule."""
+    if apex.decoupled:
+        return None
+    if apex.replay_ratio is not None:
+        return apex.replay_ratio
+    cfg = configs.trainer
+    return cfg.learn_steps / (cfg.learn_every * cfg.num_envs)
+
+
+def to_batch(data: dict[str, Any], device: torch.device) -> Batch:
+    """A shard's NumPy batch as tensors (copied: arrays from Ray's object store are read-only)."""
+    def tensor(name: str) -> torch.Tensor:
+        return torch.tensor(np.asarray(data[name], dtype=np.float32), device=device)
+
+    return Batch(obs=tensor("obs"), action=tensor("action"), reward=tensor("reward"), next_obs=tensor("next_obs"),
+                 terminated=tensor("terminated"), discount=tensor("discount"),
+                 weights=None if data["weights"] is None else tensor("weights"), indices=np.asarray(data["indices"]))
+
+
+class ApexTrainer(Trainer):
+    """A :class:`Trainer` whose loop drives Ray workers and shards; checkpoints, eval and logging are shared."""
+
+    def __init__(self, configs: Configs, apex: ApexConfig, run_dir: Path, operative_config: str = "") -> None:
+        check_apex_configs(configs, apex)
+        super().__init__(configs, run_dir, operative_config)
+        self.apex = apex
+        self.ratio = updates_per_transition(configs, apex)
+        self.worker_restarts = 0
+        self.weight_version = 0
+
+    # ------------------------------------------------------------------ checkpoints (no replay, no env state)
+    def _state(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent.state_dict(),
+            "trainer": {"env_steps": self.env_steps, "scores": self.scores.state_dict(),
+                        "eval_scores": list(self.eval_scores), "episodes_to_solve": self.episodes_to_solve,
+                        "elapsed": self.elapsed},
+            "apex": {"worker_restarts": self.worker_restarts, "weight_version": self.weight_version},
+        }
+
+    def restore(self, checkpoint: Path | None = None) -> Path:
+        raise PolyakError("Ape-X runs cannot be resumed (their replay lives in Ray actors and is not checkpointed)")
+
+    def _weights(self) -> dict[str, dict[str, torch.Tensor]]:
+        return {name: {k: v.detach().cpu().clone() for k, v in getattr(self.agent, name).state_dict().items()}
+                for name in ("actor", "critic", "actor_target", "critic_target")}
+
+    # ------------------------------------------------------------------ the loop
+    def _loop(self, logger: Logger, started: float) -> Summary:
+        import ray
+
+        cfg, apex, replay = self.configs.trainer, self.apex, self.configs.replay
+        shard_class = ray.remote(ReplayShard).options(num_cpus=0)
+        capacity = max(1, replay.capacity // apex.replay_shards)
+        shards = [shard_class.remote(replay, capacity, self.obs_dim, self.action_dim, cfg.seed * 1000 + k)
+                  for k in range(apex.replay_shards)]
+        pool = WorkerPool(ray, self.configs, apex, shards)
+        try:
+            infos = pool.info()
+            sigmas = ", ".join(f"{info['noise_sigma']:.3g}" for info in infos)
+            pace = "decoupled" if self.ratio is None else f"{self.ratio:g} updates per transition"
+            logger.message(f"polyak: Ape-X: {apex.num_workers} rollout workers (pids "
+                           f"{', '.join(str(info['pid']) for info in infos)}; noise sigma {sigmas}), "
+                           f"{apex.replay_shards} replay shard(s), learner on {self.agent.device}, {pace}")
+            logger.scalars(0, {f"apex/worker_{i}_noise_scale": s for i, s in enumerate(pool.noise_scales)})
+            return self._drive(logger, started, pool, shards)
+        finally:
+            pool.shutdown()
+            for shard in shards:
+                ray.kill(shard)
+
+    def _drive(self, logger: Logger, started: float, pool: WorkerPool, shards: list[Any]) -> Summary:
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        cfg, apex = self.configs.trainer, self.apex
+        min_size, batch_size = self.configs.replay.min_size, self.configs.agent.batch_size
+        td_priorities = self.configs.replay.prioritized
+        steps_per_request = apex.rollout_chunk * cfg.num_envs
+        slack = None if self.ratio is None else self.ratio * steps_per_request * apex.num_workers
+        weights = ray.put(self._weights())
+        in_flight = {pool.submit(i, apex.rollout_chunk, weights, 0): i for i in range(apex.num_workers)}
+        parked: list[int] = []
+        shard_sizes = [0] * len(shards)
+        stored, learn_start, learner_updates = 0, None, 0
+        prefetch: deque[tuple[Any, int]] = deque()
+        next_shard = 0
+        next_eval = cfg.eval_interval
+        next_checkpoint = cfg.checkpoint_interval
+        losses: dict[str, float] = {}
+        last_log = (self.env_steps, learner_updates, time.perf_counter())
+        stop = False
+
+        def learner_may_update() -> bool:
+            if learn_start is None:
+                return False
+            return self.ratio is None or learner_updates < self.ratio * (self.env_steps - learn_start)
+
+        def workers_may_run() -> bool:
+            if learn_start is None or self.ratio is None or slack is None:
+                return True
+            return learner_updates >= self.ratio * (self.env_steps - learn_start) - slack
+
+        while self.env_steps < cfg.max_env_steps and self._stop_signal is None and not stop:
+            can_learn = learner_may_update()
+            if not can_learn and in_flight:
+                ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+            ready = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)[0] if in_flight else []
+            for ref in ready:
+                index = in_flight.pop(ref)
+                try:
+                    stats = ray.get(ref)
+                except RayActorError:
+                    pool.replace(index, self.env_steps)
+                    self.worker_restarts = pool.restarts
+                    logger.message(f"polyak: rollout worker {index} died at {self.env_steps} env steps; restarted it "
+                                   f"({pool.restarts} restart(s) so far)")
+                    logger.scalars(self.env_steps, {"apex/worker_restarts": pool.restarts})
+                    in_flight[pool.submit(index, apex.rollout_chunk, weights, self.weight_version)] = index
+                    continue
+                except RayTaskError as error:
+                    cause = error.cause if getattr(error, "cause", None) is not None else error
+                    raise PolyakError(f"rollout worker {index} failed: {type(cause).__name__}: "
+                                      f"{str(cause).strip().splitlines()[0] if str(cause).strip() else ''}") from None
+                self.env_steps += stats["env_steps"]
+                logger.advance(stats["env_steps"])
+                stored += stats["stored"]
+                if stats["shard_size"] is not None:
+                    shard_sizes[stats["shard"]] = stats["shard_size"]
+                if learn_start is None and stored >= min_size:
+                    learn_start = self.env_steps
+                for score in stats["episodes"]:
+                    self.scores.add(np.array([score]), np.array([True]))
+                    losses = {k: float(self.metrics[k]) for k in ("critic_loss", "actor_loss") if k in self.metrics}
+                    self._check_finite(losses)
+                    logger.episode(self.env_steps, self.scores.episodes, score, self.scores.window_mean,
+                                   self.scores.best_window_mean, self.scores.best_score, losses,
+                                   pool.noise_scales[index] * stats["epsilon"])
+                    if self.episodes_to_solve is None and self.scores.solved(cfg.solve_score):
+                        self.episodes_to_solve = self.scores.episodes
+                        logger.message(f"solved after {self.scores.episodes} episodes: {cfg.solve_window}-episode "
+                                       f"mean {self.scores.window_mean:.2f} >= {cfg.solve_score}")
+                        stop = True
+                if cfg.max_episodes is not None and self.scores.episodes >= cfg.max_episodes:
+                    stop = True
+                parked.append(index)
+            if workers_may_run() or not (in_flight or learner_may_update()):
+                for index in parked:
+                    in_flight[pool.submit(index, apex.rollout_chunk, weights, self.weight_version)] = index
+                parked.clear()
+
+            if learner_may_update():
+                while len(prefetch) < PREFETCH:
+                    candidates = [k for k in range(len(shards)) if shard_sizes[k] > 0]
+                    shard = candidates[next_shard % len(candidates)]
+                    next_shard += 1
+                    prefetch.append((shards[shard].sample.remote(batch_size), shard))
+                ref, shard = prefetch.popleft()
+                try:
+                    data = ray.get(ref)
+                except RayActorError:
+                    raise PolyakError(f"replay shard {shard} died; its data is lost, so the run stops here "
+                                      "(the newest checkpoint holds the agent)") from None
+                self.metrics = self.agent.update(to_batch(data, self.agent.device))
+                if td_priorities:
+                    shards[shard].update_priorities.remote(data["indices"],
+                                                           self.metrics["td_error"].detach().cpu().numpy())
+                learner_updates += 1
+                if self.agent.updates % apex.weight_push_interval == 0:
+                    weights = ray.put(self._weights())
+                    self.weight_version += 1
+
+            if next_eval is not None and self.env_steps >= next_eval:
+                while next_eval <= self.env_steps:
+                    next_eval += cfg.eval_interval or 0
+                stop = self._evaluate_and_log(logger) or stop
+            if self.env_steps - last_log[0] >= cfg.log_interval:
+                last_log = self._log_speeds(logger, last_log, learner_updates, stored, pool)
+            self.elapsed = time.perf_counter() - started
+            if next_checkpoint is not None and self.env_steps >= next_checkpoint:
+                while next_checkpoint <= self.env_steps:
+                    next_checkpoint += cfg.checkpoint_interval or 0
+                self._checkpoint(logger)
+
+        self.elapsed = time.perf_counter() - started
+        self._checkpoint(logger)
+        self._write_apex_record(learner_updates, pool)
+        return Summary(
+            solved=self.episodes_to_solve is not None, episodes_to_solve=self.episodes_to_solve,
+            best_window_mean=_finite_or_none(self.scores.best_window_mean),
+            final_window_mean=_finite_or_none(self.scores.window_mean), env_steps=self.env_steps,
+            episodes=self.scores.episodes, updates=self.agent.updates, wall_seconds=round(self.elapsed, 3),
+            seed=cfg.seed, env_id=cfg.env_id, final_eval=self.eval_scores[-1] if self.eval_scores else None,
+            best_eval=max(self.eval_scores) if self.eval_scores else None, interrupted=self._stop_signal,
+        )
+
+    def _evaluate_and_log(self, logger: Logger) -> bool:
+        """One deterministic evaluation; True when it reaches ``eval_stop_score``."""
+        cfg = self.configs.trainer
+        score = self.evaluate()
+        if not self.eval_scores or score > max(self.eval_scores):
+            self._save_best()
+        self.eval_scores.append(score)
+        logger.evaluation(self.env_steps, self.scores.episodes, score)
+        if cfg.eval_stop_score is not None and score >= cfg.eval_stop_score:
+            logger.message(f"evaluation mean {score:.2f} >= {cfg.eval_stop_score}: stopping")
+            return True
+        return False
+
+    def _log_speeds(self, logger: Logger, last: tuple[int, int, float], updates: int, stored: int,
+                    pool: WorkerPool) -> tuple[int, int, float]:
+        now = time.perf_counter()
+        seconds = max(now - last[2], 1e-9)
+        scalars: dict[str, Any] = {
+            "time/env_steps_per_s": (self.env_steps - last[0]) / seconds,
+            "time/updates_per_s": (updates - last[1]) / seconds,
+            "replay/size": min(stored, self.configs.replay.capacity),
+            "apex/weight_version": self.weight_version,
+            "apex/worker_restarts": pool.restarts,
+        }
+        scalars.update({f"train/{k}": float(v.mean()) for k, v in self.metrics.items()})
+        logger.scalars(self.env_steps, scalars)
+        logger.flush()
+        return self.env_steps, updates, now
+
+    def _write_apex_record(self, learner_updates: int, pool: WorkerPool) -> None:
+        seconds = max(self.elapsed, 1e-9)
+        record = {
+            "workers": self.apex.num_workers, "replay_shards": self.apex.replay_shards,
+            "worker_restarts": pool.restarts, "weight_version": self.weight_version,
+            "env_steps": self.env_steps, "learner_updates": learner_updates, "wall_seconds": round(self.elapsed, 3),
+            "env_steps_per_s": round(self.env_steps / seconds, 1),
+            "updates_per_s": round(learner_updates / seconds, 1),
+            "updates_per_transition": self.ratio, "noise_scales": pool.noise_scales,
+        }
+        (self.run_dir / "apex.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
+def train_apex(configs: Configs, apex: ApexConfig, run_dir: Path, operative_config: str,
+               address: str | None = None) -> Summary:
+    """Start (or join) Ray and run Ape-X DDPG into ``run_dir``."""
+    from polyak.distributed.ray_runtime import cluster_cpus, init_ray
+
+    check_apex_configs(configs, apex)
+    needed = apex.num_workers * apex.worker_cpus
+    init_ray(address, num_cpus=max(os.cpu_count() or 1, math.ceil(needed)), object_store_mb=apex.object_store_mb)
+    available = cluster_cpus()
+    if available < needed:
+        raise ConfigError(f"--workers {apex.num_workers} needs {needed:g} CPUs (ApexConfig.worker_cpus = "
+                          f"{apex.worker_cpus:g} each) but the Ray cluster has {available:g}")
+    return ApexTrainer(configs, apex, run_dir, operative_config).run()
+

@@ -1,0 +1,51 @@
+"""An Ape-X replay shard (Horgan et al. 2018): storage + sampler behind a Ray actor.
+
+Rollout workers add n-step transitions with their locally computed TD errors (the initial
+priorities); the learner samples batches and hands TD errors back. A plain class, made a Ray actor
+by the learner, so it is testable without Ray. Reuses the core storage and samplers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from polyak.config import ReplayConfig
+from polyak.replay import PrioritizedSampler, ReplayStorage, Transitions, UniformSampler
+
+
+class ReplayShard:
+    """One shard of the distributed replay; ``ReplayConfig.prioritized`` picks the sampler."""
+
+    def __init__(self, config: ReplayConfig, capacity: int, obs_dim: int, action_dim: int, seed: int) -> None:
+        self.storage = ReplayStorage(capacity, obs_dim, action_dim, per_sample_discount=True)
+        rng = np.random.default_rng(seed)
+        self.sampler: PrioritizedSampler | UniformSampler = (
+            PrioritizedSampler(capacity, rng, alpha=config.alpha, beta_start=config.beta_start,
+                               beta_steps=config.beta_steps, epsilon=config.priority_epsilon)
+            if config.prioritized else UniformSampler(rng)
+        )
+
+    def add(self, transitions: Transitions, td_errors: np.ndarray | None) -> int:
+        """Store transitions with their initial priorities (max priority when ``td_errors`` is None)."""
+        if not len(transitions):
+            return len(self.storage)
+        rows = self.storage.add(transitions.obs, transitions.action, transitions.reward, transitions.next_obs,
+                                transitions.terminated, transitions.discount)
+        self.sampler.on_add(rows, td_errors)
+        return len(self.storage)
+
+    def sample(self, batch_size: int) -> dict[str, np.ndarray | None]:
+        """A batch as NumPy arrays, with storage ``indices`` and importance ``weights`` (None if uniform)."""
+        indices, weights = self.sampler.sample(len(self.storage), batch_size)
+        batch: dict[str, np.ndarray | None] = {name: getattr(self.storage, name)[indices]
+                                               for name in self.storage.FIELDS}
+        batch["indices"] = indices
+        batch["weights"] = None if weights is None else weights.astype(np.float32)
+        return batch
+
+    def update_priorities(self, indices: np.ndarray, td_errors: np.ndarray) -> None:
+        """TD errors from the learner; rows overwritten since sampling get a stale priority (as in the paper)."""
+        self.sampler.update(indices, td_errors)
+
+    def size(self) -> int:
+        return len(self.storage)

@@ -1,0 +1,96 @@
+"""Ape-X pieces without Ray: a rollout worker's n-step transitions and priorities, and a replay shard."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from polyak.config import AgentConfig, NetworkConfig, NoiseConfig, ReplayConfig, TrainerConfig
+from polyak.config import Configs as CoreConfigs
+from polyak.distributed.apex_replay import ReplayShard
+from polyak.distributed.apex_worker import RolloutWorker
+from polyak.replay import Transitions
+
+
+def _configs(**replay):
+    return CoreConfigs(
+        TrainerConfig(env_id="Pendulum-v1", num_envs=2, start_steps=0), AgentConfig(gamma=0.9, batch_size=8),
+        NetworkConfig(hidden_sizes=(16,)), NetworkConfig(hidden_sizes=(16,)),
+        ReplayConfig(**{"capacity": 100, "min_size": 10, **replay}), NoiseConfig())
+
+
+def test_worker_assembles_n_step_transitions_with_local_priorities():
+    configs = _configs(n_step=3, prioritized=True, initial_priority="td_error")
+    worker = RolloutWorker(configs, index=0, seed=1, random_steps=4, shards=[])
+    batch, td, stats = worker.rollout(10)
+    # 2 envs x 10 steps; a 3-step window completes from the 3rd step on: 2 x 8 transitions.
+    assert len(batch) == 16 and stats["env_steps"] == 20
+    assert np.allclose(batch.discount, 0.9**3)
+    assert td is not None and td.shape == (16,) and np.all(td >= 0)
+    expected = worker.agent.td_errors(batch.obs, batch.action, batch.reward, batch.next_obs, batch.terminated,
+                                      batch.discount)
+    assert np.allclose(td, expected)
+
+
+def test_worker_without_td_priorities_leaves_them_to_the_shard():
+    worker = RolloutWorker(_configs(), index=1, seed=1, random_steps=0, shards=[])
+    batch, td, _ = worker.rollout(3)
+    assert len(batch) == 6 and td is None and np.allclose(batch.discount, 0.9)
+
+
+def test_worker_acts_with_pushed_weights():
+    configs = _configs()
+    a = RolloutWorker(configs, index=0, seed=1, random_steps=0, shards=[])
+    b = RolloutWorker(configs, index=0, seed=2, random_steps=0, shards=[])
+    weights = {name: getattr(a.agent, name).state_dict() for name in ("actor", "critic", "actor_target",
+                                                                      "critic_target")}
+    b.set_weights(weights, version=3)
+    obs = np.zeros((2, 3))
+    assert b.version == 3
+    assert np.allclose(a.agent.act(obs, explore=False), b.agent.act(obs, explore=False))
+
+
+def test_replay_shard_prioritizes_by_td_error():
+    shard = ReplayShard(ReplayConfig(capacity=8, min_size=1, prioritized=True, alpha=1.0, priority_epsilon=1e-6),
+                        8, obs_dim=1, action_dim=1, seed=0)
+    rows = Transitions(obs=np.arange(4.0)[:, None], action=np.zeros((4, 1)), reward=np.arange(4.0),
+                       next_obs=np.zeros((4, 1)), terminated=np.zeros(4), discount=np.full(4, 0.9))
+    assert shard.add(rows, np.array([0.0, 0.0, 0.0, 1.0])) == 4
+    batch = shard.sample(16)
+    # Row 3 holds (1 + 1e-6) of the (1 + 4e-6) priority mass: every stratified draw lands on it.
+    assert np.all(batch["indices"] == 3) and np.allclose(batch["reward"], 3.0)
+    assert batch["discount"].dtype == np.float32 and batch["weights"] is not None
+    shard.update_priorities(np.array([3, 0]), np.array([0.0, 1.0]))
+    assert np.all(shard.sample(16)["indices"] == 0)
+
+
+def test_replay_shard_uniform_without_priorities():
+    shard = ReplayShard(ReplayConfig(capacity=8, min_size=1), 8, obs_dim=1, action_dim=1, seed=0)
+    rows = Transitions(obs=np.zeros((3, 1)), action=np.zeros((3, 1)), reward=np.ones(3), next_obs=np.zeros((3, 1)),
+                       terminated=np.zeros(3), discount=np.full(3, 0.9))
+    shard.add(rows, None)
+    batch = shard.sample(5)
+    assert batch["weights"] is None and shard.size() == 3 and set(batch["indices"]) <= {0, 1, 2}
+
+
+def test_learner_batches_are_writable_copies():
+    from polyak.distributed.apex_learner import to_batch
+
+    data = {name: np.ones((4, 2), dtype=np.float32) for name in ("obs", "action", "next_obs")}
+    data.update(reward=np.ones(4, np.float32), terminated=np.zeros(4, np.float32), discount=np.full(4, 0.9,
+                np.float32), weights=None, indices=np.arange(4))
+    for value in data.values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    batch = to_batch(data, torch.device("cpu"))
+    batch.obs += 1.0  # would fail on a read-only view
+    assert batch.weights is None and batch.discount.shape == (4,)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "ou", "parameter"])
+def test_worker_noise_kinds_run(kind):
+    configs = dataclasses.replace(_configs(), noise=NoiseConfig(kind=kind))
+    worker = RolloutWorker(configs, index=0, seed=3, random_steps=0, shards=[])
+    batch, _, _ = worker.rollout(5)
+    assert len(batch) == 10 and np.all(np.abs(batch.action) <= 1.0)

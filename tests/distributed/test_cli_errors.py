@@ -1,0 +1,67 @@
+"""Mistakes with `polyak sweep` and `polyak train --workers` end as one line and exit code 2, before Ray starts."""
+
+import pytest
+
+from tests.distributed.helpers import PENDULUM, polyak, without_ray_env
+
+
+def _one_line_error(result, *fragments):
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("polyak: error: ") and result.stderr.count("\n") == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("seeds, fragment", [("4-0", "empty"), ("zero", "--seeds must be"), ("0-2,2", "twice")])
+def test_bad_seed_ranges(tmp_path, seeds, fragment):
+    _one_line_error(polyak("sweep", "--config", PENDULUM, "--seeds", seeds, "--sweep-dir", str(tmp_path / "s")),
+                    fragment)
+
+
+@pytest.mark.parametrize("grid, fragment", [
+    ("AgentConfig.tau", "--grid must look like"),
+    ("AgentConfig.tau=0.1", "--grid must look like"),
+    ("AgentConfig.tau=[0.1, (2]", "unbalanced"),
+    ("AgentConfig.tau=[0.1, 2.0]", "grid point tau=2.0: AgentConfig.tau must be in (0, 1]"),
+    ("AgentConfig.nope=[1, 2]", "nope"),
+])
+def test_bad_grids(tmp_path, grid, fragment):
+    _one_line_error(polyak("sweep", "--config", PENDULUM, "--seeds", "0", "--grid", grid,
+                           "--sweep-dir", str(tmp_path / "s")), fragment)
+    assert not (tmp_path / "s").exists()
+
+
+def test_sweep_into_a_non_empty_directory(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "x").write_text("")
+    _one_line_error(polyak("sweep", "--config", PENDULUM, "--seeds", "0", "--sweep-dir", str(tmp_path / "s")),
+                    "not empty")
+
+
+def test_workers_errors(tmp_path):
+    _one_line_error(polyak("train", "--config", PENDULUM, "--workers", "0"), "--workers must be >= 1, got 0")
+    _one_line_error(polyak("train", "--workers", "2", "--resume", str(tmp_path)), "cannot be combined with --resume")
+    _one_line_error(polyak("train", "--config", PENDULUM, "--address", "127.0.0.1:6379"), "--address needs --workers")
+    _one_line_error(polyak("train", "--config", PENDULUM, "--workers", "2", "--gin-param",
+                           "ApexConfig.weight_push_interval=0"), "ApexConfig.weight_push_interval must be >= 1")
+    _one_line_error(polyak("train", "--config", PENDULUM, "--workers", "2", "--gin-param",
+                           "ReplayConfig.buffer_life=10"), "buffer_life must be None with --workers")
+    _one_line_error(polyak("train", "--config", str(tmp_path / "missing.gin"), "--workers", "2"), "does not exist")
+
+
+def test_an_apex_run_cannot_be_resumed(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.gin").write_text("TrainerConfig.env_id = 'Pendulum-v1'\nApexConfig.num_workers = 2\n")
+    _one_line_error(polyak("train", "--resume", str(run)), "is an Ape-X run", "cannot be resumed")
+
+
+def test_ray_missing_is_one_line(tmp_path):
+    env = without_ray_env(tmp_path)
+    _one_line_error(polyak("sweep", "--config", PENDULUM, "--seeds", "0-1", "--sweep-dir", str(tmp_path / "s"),
+                           env=env), "pip install 'polyak[distributed]'")
+    _one_line_error(polyak("train", "--config", PENDULUM, "--workers", "2", "--run-dir", str(tmp_path / "r"),
+                           env=env), "pip install 'polyak[distributed]'")
+    assert not (tmp_path / "s").exists() and not (tmp_path / "r").exists()
+    # The core still works without ray.
+    assert polyak("plot", "--help", env=env).returncode == 0
