@@ -71,6 +71,8 @@ class ApexTrainer(Trainer):
         self.ratio = updates_per_transition(configs, apex)
         self.worker_restarts = 0
         self.weight_version = 0
+        self._first_data: float | None = None  # when the first rollout came back: rates exclude actor start-up
+        self._worker_steps = [0] * apex.num_workers
 
     # ------------------------------------------------------------------ checkpoints (no replay, no env state)
     def _state(self) -> dict[str, Any]:
@@ -166,7 +168,10 @@ class ApexTrainer(Trainer):
                     cause = error.cause if getattr(error, "cause", None) is not None else error
                     raise PolyakError(f"rollout worker {index} failed: {type(cause).__name__}: "
                                       f"{str(cause).strip().splitlines()[0] if str(cause).strip() else ''}") from None
+                if self._first_data is None:
+                    self._first_data = time.perf_counter()
                 self.env_steps += stats["env_steps"]
+                self._worker_steps[index] += stats["env_steps"]
                 logger.advance(stats["env_steps"])
                 stored += stats["stored"]
                 if stats["shard_size"] is not None:
@@ -268,14 +273,18 @@ class ApexTrainer(Trainer):
         return self.env_steps, updates, now
 
     def _write_apex_record(self, learner_updates: int, pool: WorkerPool) -> None:
-        seconds = max(self.elapsed, 1e-9)
+        """``apex.json``: rates from the first rollout to the end (actor start-up excluded), restarts, noise."""
+        now = time.perf_counter()
+        seconds = max(now - (self._first_data or now), 1e-9)
         record = {
             "workers": self.apex.num_workers, "replay_shards": self.apex.replay_shards,
+            "decoupled": self.apex.decoupled, "updates_per_transition": self.ratio,
             "worker_restarts": pool.restarts, "weight_version": self.weight_version,
             "env_steps": self.env_steps, "learner_updates": learner_updates, "wall_seconds": round(self.elapsed, 3),
+            "measured_seconds": round(seconds, 3),
             "env_steps_per_s": round(self.env_steps / seconds, 1),
             "updates_per_s": round(learner_updates / seconds, 1),
-            "updates_per_transition": self.ratio, "noise_scales": pool.noise_scales,
+            "worker_env_steps": list(self._worker_steps), "noise_scales": pool.noise_scales,
         }
         (self.run_dir / "apex.json").write_text(json.dumps(record, indent=2) + "\n")
 
