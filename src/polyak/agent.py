@@ -13,25 +13,22 @@ perturbed copy of the actor. ``act(obs, explore=False)`` is always the determini
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from polyak.config import AgentConfig, Device, NetworkConfig, NoiseConfig
+from polyak.config import AgentConfig, Device, NetworkConfig, NoiseConfig, Precision
+from polyak.ensemble import CriticEnsemble
 from polyak.errors import ConfigError
-from polyak.losses import (
-    actor_loss,
-    clipped_min,
-    critic_loss,
-    polyak_update,
-    smoothed_target_action,
-    td_target,
-)
-from polyak.networks import Actor, CriticEnsemble, exploring, perturbable_parameters, share_noise_generator
+from polyak.losses import actor_loss, clipped_min, critic_loss, polyak_update, smoothing_noise, td_target
+from polyak.networks import Actor, exploring, perturbable_parameters, share_noise_generator
 from polyak.noise import ExplorationNoise
 from polyak.replay import Batch
+
+FIRST = slice(0, 1)  # the actor ascends the first critic (Fujimoto et al. 2018)
 
 
 def resolve_device(device: Device) -> torch.device:
@@ -43,13 +40,16 @@ def resolve_device(device: Device) -> torch.device:
     return torch.device(device.value)
 
 
-def _optimizer(module: nn.Module, config: NetworkConfig) -> torch.optim.Adam:
-    return torch.optim.Adam(module.parameters(), lr=config.lr, weight_decay=config.weight_decay, foreach=True)
+def _optimizer(module: nn.Module, config: NetworkConfig, device: torch.device) -> torch.optim.Adam:
+    """Adam as one fused kernel per step on CPU and CUDA (else the multi-tensor path)."""
+    fused = device.type in ("cpu", "cuda")
+    return torch.optim.Adam(module.parameters(), lr=config.lr, weight_decay=config.weight_decay,
+                            fused=fused, foreach=None if fused else True)
 
 
-def _tensors(module: nn.Module) -> list[torch.Tensor]:
-    """Parameters then buffers, in a fixed order, for Polyak averaging."""
-    return [*module.parameters(), *module.buffers()]
+def _target_pairs(target: nn.Module, online: nn.Module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Parameters then buffers of both modules, in the same order, for Polyak averaging."""
+    return [*target.parameters(), *target.buffers()], [*online.parameters(), *online.buffers()]
 
 
 class Agent:
@@ -82,14 +82,19 @@ class Agent:
         self.critic = CriticEnsemble(agent.n_critics, obs_dim, action_dim, critic, init_generator).to(self.device)
         self.actor_target = self._actor_copy()
         self.critic_target = copy.deepcopy(self.critic).eval().requires_grad_(False)
-        self.actor_optim = _optimizer(self.actor, actor)
-        self.critic_optim = _optimizer(self.critic, critic)
+        self.actor_optim = _optimizer(self.actor, actor, self.device)
+        self.critic_optim = _optimizer(self.critic, critic, self.device)
         self._actor_params = list(self.actor.parameters())
         self._critic_params = list(self.critic.parameters())
-        self._target_pairs = (
-            (_tensors(self.actor_target), _tensors(self.actor)),
-            (_tensors(self.critic_target), _tensors(self.critic)),
-        )
+        targets, online = zip(_target_pairs(self.actor_target, self.actor),
+                              _target_pairs(self.critic_target, self.critic), strict=True)
+        self._target_tensors = [t for group in targets for t in group]
+        self._online_tensors = [t for group in online for t in group]
+        hidden_dtype = torch.bfloat16 if agent.precision is Precision.BFLOAT16 else None
+        for network in (self.actor, self.actor_target, self.critic, self.critic_target):
+            network.hidden_dtype = hidden_dtype
+        self._critic_loss = self._compiled(self._critic_loss_eager)
+        self._actor_loss = self._compiled(self._actor_loss_eager)
         self.noise = ExplorationNoise(noise, num_envs, action_dim, np.random.default_rng(noise_seed))
         self.generator = torch.Generator(device=self.device).manual_seed(int(torch_seed.generate_state(1)[0]))
         self.updates = 0
@@ -181,6 +186,12 @@ class Agent:
         q_values = self.critic(batch.obs, batch.action)
         return (self.td_target(batch).unsqueeze(0) - q_values).abs().mean(dim=0).cpu().numpy()
 
+    def _compiled(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        if not self.config.compile:
+            return function
+        mode = "reduce-overhead" if self.device.type == "cuda" else None  # CUDA graphs on GPU
+        return torch.compile(function, mode=mode, dynamic=False)
+
     def update(self, batch: Batch) -> dict[str, torch.Tensor]:
         """One learning step; returns detached metric tensors (no host synchronisation)."""
         cfg = self.config
@@ -189,53 +200,80 @@ class Agent:
             if not module.training:
                 module.train()
 
-        target = self.td_target(batch)
-        q_values, loss_q = self._critic_step(batch, target)
+        loss_q, q_values, target = self._critic_step(batch)
         if self.updates % cfg.policy_delay == 0:
             self._last_actor_loss = self._actor_step(batch)
 
         if self.updates % (cfg.policy_delay * cfg.target_update_every) == 0:
-            for target_tensors, online_tensors in self._target_pairs:
-                polyak_update(target_tensors, online_tensors, cfg.tau)
+            polyak_update(self._target_tensors, self._online_tensors, cfg.tau)
 
         return {
-            "critic_loss": loss_q.detach(),
+            "critic_loss": loss_q,
             "actor_loss": self._last_actor_loss,
             "q_mean": q_values.mean(),
             "td_error": (target.unsqueeze(0) - q_values).abs().mean(dim=0),
         }
 
-    @torch.no_grad()
+    def _smoothing_noise(self, next_obs: torch.Tensor) -> torch.Tensor | None:
+        """TD3's target policy smoothing noise, clipped (drawn outside any compiled region)."""
+        cfg = self.config
+        if cfg.target_policy_noise is None:
+            return None
+        return smoothing_noise((next_obs.shape[0], self.action_dim), cfg.target_policy_noise, cfg.target_noise_clip,
+                               self.generator, next_obs.device)
+
+    def _target(self, reward: torch.Tensor, next_obs: torch.Tensor, terminated: torch.Tensor,
+                discount: torch.Tensor | float, noise: torch.Tensor | None) -> torch.Tensor:
+        with torch.no_grad():
+            next_action = self.actor_target(next_obs)
+            if noise is not None:
+                next_action = (next_action + noise).clamp(-1.0, 1.0)
+            next_q = clipped_min(self.critic_target(next_obs, next_action))
+            return td_target(reward, discount, terminated, next_q)
+
     def td_target(self, batch: Batch) -> torch.Tensor:
         """y = r + gamma^k (1 - terminated) min_i Q'_i(s', mu'(s') [+ clipped noise])."""
-        cfg = self.config
-        next_action = self.actor_target(batch.next_obs)
-        if cfg.target_policy_noise is not None:
-            next_action = smoothed_target_action(next_action, cfg.target_policy_noise, cfg.target_noise_clip,
-                                                 self.generator)
-        next_q = clipped_min(self.critic_target(batch.next_obs, next_action))
-        return td_target(batch.reward, batch.discount, batch.terminated, next_q)
+        return self._target(batch.reward, batch.next_obs, batch.terminated, batch.discount,
+                            self._smoothing_noise(batch.next_obs))
 
-    def _critic_step(self, batch: Batch, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _critic_loss_eager(
+        self, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor, next_obs: torch.Tensor,
+        terminated: torch.Tensor, discount: torch.Tensor | float, weights: torch.Tensor | None,
+        noise: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(loss, detached Q of every critic, TD target): every critic regresses on the one target."""
+        target = self._target(reward, next_obs, terminated, discount, noise)
+        q_values = self.critic(obs, action)
+        return critic_loss(q_values, target, weights), q_values.detach(), target
+
+    def _actor_loss_eager(self, obs: torch.Tensor) -> torch.Tensor:
+        """-Q_1(s, mu(s)): the deterministic policy gradient through the first critic."""
+        return actor_loss(self.critic(obs, self.actor(obs), members=FIRST))
+
+    def _critic_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Regress every critic on the TD target; gradients reach the critics only."""
-        q_values = self.critic(batch.obs, batch.action)
-        loss = critic_loss(q_values, target, batch.weights)
-        self.critic_optim.zero_grad(set_to_none=True)
-        loss.backward(inputs=self._critic_params)
-        if self.critic_config.grad_clip_norm is not None:
-            nn.utils.clip_grad_norm_(self._critic_params, self.critic_config.grad_clip_norm, foreach=True)
-        self.critic_optim.step()
-        return q_values.detach(), loss.detach()
+        loss, q_values, target = self._critic_loss(
+            batch.obs, batch.action, batch.reward, batch.next_obs, batch.terminated, batch.discount, batch.weights,
+            self._smoothing_noise(batch.next_obs),
+        )
+        self._descend(self.critic_optim, loss, self._critic_params, self.critic_config)
+        return loss.detach(), q_values, target
 
     def _actor_step(self, batch: Batch) -> torch.Tensor:
-        """Ascend Q(s, mu(s)) of the first critic; gradients reach the actor only."""
-        loss = actor_loss(self.critic.members[0](batch.obs, self.actor(batch.obs)))
-        self.actor_optim.zero_grad(set_to_none=True)
-        loss.backward(inputs=self._actor_params)
-        if self.actor_config.grad_clip_norm is not None:
-            nn.utils.clip_grad_norm_(self._actor_params, self.actor_config.grad_clip_norm, foreach=True)
-        self.actor_optim.step()
+        """Ascend Q_1(s, mu(s)); gradients reach the actor only."""
+        loss = self._actor_loss(batch.obs)
+        self._descend(self.actor_optim, loss, self._actor_params, self.actor_config)
         return loss.detach()
+
+    @staticmethod
+    def _descend(optimizer: torch.optim.Optimizer, loss: torch.Tensor, params: list[torch.Tensor],
+                 config: NetworkConfig) -> None:
+        """One optimizer step on ``params`` alone: gradients never reach the other network's weights."""
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward(inputs=params)
+        if config.grad_clip_norm is not None:
+            nn.utils.clip_grad_norm_(params, config.grad_clip_norm, foreach=True)
+        optimizer.step()
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly: networks, targets, optimizers, noise, RNG, counters."""

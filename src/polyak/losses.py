@@ -24,13 +24,21 @@ def clipped_min(q_values: torch.Tensor) -> torch.Tensor:
     return q_values.min(dim=0).values
 
 
+def smoothing_noise(
+    shape: tuple[int, ...], noise_std: float, noise_clip: float, generator: torch.Generator | None,
+    device: torch.device | None = None,
+) -> torch.Tensor:
+    """TD3 target policy smoothing noise: clip(N(0, std), -c, c)."""
+    noise = torch.randn(shape, generator=generator, device=device)
+    return (noise * noise_std).clamp(-noise_clip, noise_clip)
+
+
 def smoothed_target_action(
     action: torch.Tensor, noise_std: float, noise_clip: float, generator: torch.Generator | None
 ) -> torch.Tensor:
     """TD3 target policy smoothing: a' + clip(N(0, std), -c, c), clamped to [-1, 1]."""
-    noise = torch.randn(action.shape, generator=generator, device=action.device, dtype=action.dtype)
-    noise = (noise * noise_std).clamp(-noise_clip, noise_clip)
-    return (action + noise).clamp(-1.0, 1.0)
+    noise = smoothing_noise(tuple(action.shape), noise_std, noise_clip, generator, action.device)
+    return (action + noise.to(action.dtype)).clamp(-1.0, 1.0)
 
 
 def critic_loss(q_values: torch.Tensor, target: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
@@ -59,6 +67,6 @@ def polyak_update(target: Sequence[torch.Tensor], online: Sequence[torch.Tensor]
     floats_o = [o for t, o in zip(target, online, strict=True) if t.is_floating_point()]
     if floats_t:
         torch._foreach_lerp_(floats_t, floats_o, tau)
-    for t, o in zip(target, online, strict=True):
-        if not t.is_floating_point():
-            t.copy_(o)
+    integers = [(t, o) for t, o in zip(target, online, strict=True) if not t.is_floating_point()]
+    if integers:
+        torch._foreach_copy_([t for t, _ in integers], [o for _, o in integers])

@@ -19,7 +19,7 @@ from torch import nn
 from polyak.config import Activation, BiasInit, NetworkConfig, WeightInit
 
 
-def _activation(config: NetworkConfig) -> nn.Module:
+def make_activation(config: NetworkConfig) -> nn.Module:
     if config.activation is Activation.RELU:
         return nn.ReLU()
     if config.activation is Activation.LEAKY_RELU:
@@ -81,6 +81,13 @@ class NoisyLinear(nn.Linear):
         weight = self.weight + self.weight_sigma * torch.outer(e_out, e_in)
         bias = self.bias + self.bias_sigma * e_out
         return nn.functional.linear(x, weight, bias)
+
+
+def hidden_precision(dtype: torch.dtype | None, x: torch.Tensor) -> contextlib.AbstractContextManager:
+    """Autocast for the hidden layers when ``dtype`` is set (e.g. bfloat16); output layers stay float32."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(x.device.type, dtype=dtype)
 
 
 def noisy_layers(module: nn.Module) -> list[NoisyLinear]:
@@ -153,7 +160,7 @@ class HiddenLayer(nn.Module):
             self.norm = nn.LayerNorm(out_features)
         else:
             self.norm = nn.Identity()
-        self.activation = _activation(config)
+        self.activation = make_activation(config)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.activation(self.norm(self.linear(x)))
@@ -177,9 +184,12 @@ class Actor(nn.Module):
         for layer in self.backbone:
             init_linear(layer.linear, config, output=False, generator=generator)
         init_linear(self.head, config, output=True, generator=generator)
+        self.hidden_dtype: torch.dtype | None = None  # set by the agent for reduced-precision hidden layers
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.head(self.backbone(self.input_norm(obs))))
+        with hidden_precision(self.hidden_dtype, obs):
+            x = self.backbone(self.input_norm(obs))
+        return torch.tanh(self.head(x.float()))
 
 
 class Critic(nn.Module):
@@ -210,16 +220,3 @@ class Critic(nn.Module):
         if self.action_layer == len(self.backbone):
             x = torch.cat((x, action), dim=-1)
         return self.head(x).squeeze(-1)
-
-
-class CriticEnsemble(nn.Module):
-    """``n`` independent critics evaluated together; returns Q of shape (n, batch)."""
-
-    def __init__(
-        self, n: int, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator
-    ) -> None:
-        super().__init__()
-        self.members = nn.ModuleList(Critic(obs_dim, action_dim, config, generator) for _ in range(n))
-
-    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return torch.stack([critic(obs, action) for critic in self.members])

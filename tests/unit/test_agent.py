@@ -44,7 +44,7 @@ def test_critic_step_leaves_actor_gradients_and_weights_untouched():
     agent = make_agent()
     actor_before = _params(agent.actor)
     batch = make_batch()
-    agent._critic_step(batch, agent.td_target(batch))
+    agent._critic_step(batch)
     assert all(p.grad is None for p in agent.actor.parameters())
     assert _same(actor_before, _params(agent.actor))
     assert all(p.grad is not None for p in agent.critic.parameters())

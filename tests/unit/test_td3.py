@@ -33,8 +33,8 @@ def test_td3_target_is_min_over_critics_at_the_clipped_smoothed_action():
         mean_action = agent.actor_target(batch.next_obs)
         noise = (torch.randn(mean_action.shape, generator=generator) * 0.2).clamp(-0.5, 0.5)
         action = (mean_action + noise).clamp(-1, 1)
-        q1 = agent.critic_target.members[0](batch.next_obs, action)
-        q2 = agent.critic_target.members[1](batch.next_obs, action)
+        q1 = agent.critic_target.member(0)(batch.next_obs, action)
+        q2 = agent.critic_target.member(1)(batch.next_obs, action)
     expected = batch.reward + 0.9 * (1 - batch.terminated) * torch.minimum(q1, q2)
     torch.testing.assert_close(target, expected)
     assert not torch.equal(q1, q2)  # the two critics differ, so the min matters
@@ -69,4 +69,4 @@ def test_ddpg_switches_reduce_td3_to_one_critic_without_smoothing():
     with torch.no_grad():
         next_q = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))[0]
     torch.testing.assert_close(agent.td_target(batch), batch.reward + 0.9 * (1 - batch.terminated) * next_q)
-    assert len(agent.critic.members) == 1
+    assert agent.critic.n == 1

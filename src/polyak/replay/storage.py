@@ -47,6 +47,12 @@ class ReplayStorage:
             ("discount",) if per_sample_discount else ())
         self.position = 0
         self.size = 0
+        # Zero-copy tensor views of the arrays, and reused batch tensors (see gather).
+        self._sources = {name: torch.from_numpy(getattr(self, name)) for name in self.FIELDS}
+        self._staging: dict[str, torch.Tensor] | None = None
+        self._staging_pinned = False
+        self._device_buffers: dict[tuple[int, torch.device], dict[str, torch.Tensor]] = {}
+        self._copied: torch.cuda.Event | None = None
 
     def __len__(self) -> int:
         return self.size
@@ -81,19 +87,44 @@ class ReplayStorage:
         self.size = 0
 
     def gather(self, indices: np.ndarray, discount: float, device: torch.device) -> Batch:
-        """Rows ``indices`` as tensors on ``device``; ``discount`` applies unless rows store their own."""
-        def tensor(array: np.ndarray) -> torch.Tensor:
-            return torch.from_numpy(array[indices]).to(device, non_blocking=True)
+        """Rows ``indices`` as tensors on ``device``; ``discount`` applies unless rows store their own.
 
+        The rows are copied into tensors allocated once per batch size and reused by the next
+        call, so a batch is valid until the next ``gather``. On CUDA they are staged in pinned
+        memory and copied asynchronously into reused device tensors.
+        """
+        rows = torch.from_numpy(np.asarray(indices, dtype=np.int64))
+        staging = self._staging_for(len(rows), device)
+        if self._copied is not None:  # the previous asynchronous copy must have read the staging tensors
+            self._copied.synchronize()
+        for name in self.FIELDS:
+            torch.index_select(self._sources[name], 0, rows, out=staging[name])
+        if device.type == "cpu":
+            out = staging
+        else:
+            out = self._device_buffers[(len(rows), device)]
+            for name in self.FIELDS:
+                out[name].copy_(staging[name], non_blocking=True)
+            if device.type == "cuda":
+                self._copied = torch.cuda.Event()
+                self._copied.record()
         return Batch(
-            obs=tensor(self.obs),
-            action=tensor(self.action),
-            reward=tensor(self.reward),
-            next_obs=tensor(self.next_obs),
-            terminated=tensor(self.terminated),
-            discount=discount if self.discount is None else tensor(self.discount),
+            obs=out["obs"], action=out["action"], reward=out["reward"], next_obs=out["next_obs"],
+            terminated=out["terminated"], discount=discount if self.discount is None else out["discount"],
             indices=indices,
         )
+
+    def _staging_for(self, size: int, device: torch.device) -> dict[str, torch.Tensor]:
+        pin = device.type == "cuda"
+        if self._staging is None or self._staging["reward"].shape[0] != size or self._staging_pinned != pin:
+            self._staging = {name: torch.empty((size, *self._sources[name].shape[1:]), pin_memory=pin)
+                             for name in self.FIELDS}
+            self._staging_pinned = pin
+        if device.type != "cpu" and (size, device) not in self._device_buffers:
+            self._device_buffers[(size, device)] = {
+                name: torch.empty_like(tensor, device=device) for name, tensor in self._staging.items()
+            }
+        return self._staging
 
     def state_dict(self) -> dict[str, Any]:
         """Stored rows (only the filled part) and the write position."""
