@@ -20,6 +20,11 @@ from polyak.networks import Critic, HiddenLayer, hidden_precision, make_activati
 ALL = slice(None)
 
 
+def _take(tensor: torch.Tensor, members: slice) -> torch.Tensor:
+    """The ``members`` rows of a stacked tensor; all of them without a slice op (its backward would copy)."""
+    return tensor if members == ALL else tensor[members]
+
+
 def _stack(tensors: list[torch.Tensor]) -> nn.Parameter:
     return nn.Parameter(torch.stack([t.detach() for t in tensors]).contiguous())
 
@@ -33,7 +38,7 @@ class EnsembleLinear(nn.Module):
         self.bias = _stack([layer.bias for layer in layers])
 
     def forward(self, x: torch.Tensor, members: slice = ALL) -> torch.Tensor:
-        weight, bias = self.weight[members], self.bias[members]
+        weight, bias = _take(self.weight, members), _take(self.bias, members)
         if x.dim() == 2:  # the same input for every member: one (batch, in) x (in, n*out) matmul
             out = functional.linear(x, weight.reshape(-1, weight.shape[-1]), bias.reshape(-1))
             return out.view(x.shape[0], weight.shape[0], -1).transpose(0, 1)
@@ -54,7 +59,7 @@ class EnsembleBatchNorm(nn.Module):
         self.register_buffer("num_batches_tracked", first.num_batches_tracked.clone())
 
     def forward(self, x: torch.Tensor, members: slice = ALL) -> torch.Tensor:
-        weight = self.weight[members]
+        weight = _take(self.weight, members)
         count, features = weight.shape
         if x.dim() == 2:
             x = x.unsqueeze(0).expand(count, -1, -1)
@@ -64,8 +69,8 @@ class EnsembleBatchNorm(nn.Module):
         # (n, B, F) -> (B, n*F): BatchNorm over n*F channels; running-stat slices are views, updated in place.
         flat = x.transpose(0, 1).reshape(batch, count * features)
         out = functional.batch_norm(
-            flat, self.running_mean[members].view(-1), self.running_var[members].view(-1), weight.reshape(-1),
-            self.bias[members].reshape(-1), self.training, self.momentum, self.eps,
+            flat, _take(self.running_mean, members).view(-1), _take(self.running_var, members).view(-1),
+            weight.reshape(-1), _take(self.bias, members).reshape(-1), self.training, self.momentum, self.eps,
         )
         return out.view(batch, count, features).transpose(0, 1)
 
@@ -81,7 +86,7 @@ class EnsembleLayerNorm(nn.Module):
 
     def forward(self, x: torch.Tensor, members: slice = ALL) -> torch.Tensor:
         x = functional.layer_norm(x, (x.shape[-1],), eps=self.eps)
-        return x * self.weight[members].unsqueeze(1) + self.bias[members].unsqueeze(1)
+        return x * _take(self.weight, members).unsqueeze(1) + _take(self.bias, members).unsqueeze(1)
 
 
 class _Identity(nn.Module):
@@ -133,7 +138,7 @@ class CriticEnsemble(nn.Module):
         self.hidden_dtype: torch.dtype | None = None  # set by the agent for reduced-precision hidden layers
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor, members: slice = ALL) -> torch.Tensor:
-        count = self.head.weight[members].shape[0]
+        count = _take(self.head.weight, members).shape[0]
         with hidden_precision(self.hidden_dtype, obs):
             x = self.input_norm(obs, members)
             for index, layer in enumerate(self.backbone):
