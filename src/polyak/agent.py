@@ -144,7 +144,10 @@ class Agent:
         if self.actor.training:  # eval(): BatchNorm uses running statistics; skip the module walk if already
             self.actor.eval()
         obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
-        with exploring(actor, explore):
+        if self.actor_config.noisy:
+            with exploring(actor, explore):
+                action = actor(obs_t).cpu().numpy().astype(np.float64)
+        else:  # no NoisyLinear layers: skip the module walk on every step
             action = actor(obs_t).cpu().numpy().astype(np.float64)
         if explore:
             action = np.clip(action + self.noise.sample(), -1.0, 1.0)
