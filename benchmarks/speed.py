@@ -29,8 +29,10 @@ measured as extra, labelled polyak rows (``extra_ratios``), never mixed into ``r
 
 ``--quick`` (fewer rounds/steps, 1 seed with a 5,000-step cap in (c)) takes under 2 minutes and writes
 nothing unless ``--out`` is given. Its (c) cap is below the zoo's 10,000 learning_starts, so SB3 cannot
-solve there: that ratio only checks the wiring (``ratio_note`` calls it a lower bound). The last stdout
-line is the JSON result.
+solve there: that ratio only checks the wiring (``ratio_note`` calls it a lower bound). The full run is
+estimated at ~25 minutes on the project's 2-core CPU at load 4-5 ((a) ~4, (b) ~9, (c) ~12), less when
+idle, plus up to ~7 minutes per SB3 seed that runs to the 30,000-step cap. The last stdout line is the
+JSON result.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class Budget:
 
 QUICK = Budget(fill=5000, rounds=2, updates=150, warmup=20, e2e_steps=1000, e2e_start=500, e2e_repeats=1,
                cap=5000, seeds=(0,))
-FULL = Budget(fill=10000, rounds=7, updates=500, warmup=100, e2e_steps=6000, e2e_start=1000, e2e_repeats=2,
+FULL = Budget(fill=10000, rounds=9, updates=400, warmup=100, e2e_steps=5000, e2e_start=1000, e2e_repeats=2,
               cap=30000, seeds=(0, 1, 2, 3, 4))
 
 
