@@ -110,6 +110,29 @@ def ray_run(workers: int, decoupled: bool, seconds: float, workdir: Path) -> dic
     return record
 
 
+def note(alone: dict, runs: list[dict]) -> str:
+    """What these numbers show on a 2-core machine, and what they cannot."""
+    by = {(r["workers"], r["decoupled"]): r for r in runs}
+    d1, d2, p1, p2 = by[(1, True)], by[(2, True)], by[(1, False)], by[(2, False)]
+
+    def change(a: float, b: float) -> str:
+        return f"{(b - a) / a * 100:+.0f}%"
+
+    return (
+        f"{os.cpu_count()} cores here. Alone on a core, one rollout worker makes {alone['worker_env_steps_per_s']:.0f} "
+        f"env steps/s and the learner {alone['learner_updates_per_s']:.0f} updates/s: the per-worker and learner "
+        "ceilings a cluster adds up (each extra 1-CPU worker adds about the per-worker rate until the learner or "
+        "the replay shard saturates). On Ray here, the learner, a replay shard and N workers share the same cores. "
+        f"Decoupled, 1 -> 2 workers changed env steps/s by {change(d1['env_steps_per_s'], d2['env_steps_per_s'])} "
+        f"({d1['env_steps_per_s']:.0f} -> {d2['env_steps_per_s']:.0f}) and learner updates/s by "
+        f"{change(d1['updates_per_s'], d2['updates_per_s'])} ({d1['updates_per_s']:.0f} -> "
+        f"{d2['updates_per_s']:.0f}): the processes compete for 2 cores, so this is not a scaling measurement. "
+        f"Paced at 1 update per transition, throughput is the learner's ({p1['updates_per_s']:.0f} and "
+        f"{p2['updates_per_s']:.0f} updates/s with 1 and 2 workers) and a second worker cannot add to it. What 2 "
+        "cores cannot show: speed-up with more workers, replay-shard or network limits, multi-node behaviour."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=40.0, help="measured seconds per Ray run")
@@ -141,15 +164,7 @@ def main() -> None:
         "loadavg_start": [round(x, 2) for x in load_start],
         "in_process": alone,
         "ray_runs": runs,
-        "note": (
-            "This machine has 2 cores. The in-process numbers are one worker and the learner each alone on a core: "
-            "the per-worker rate is what each extra 1-CPU worker adds on a cluster until the learner or the replay "
-            "shard saturates. The Ray runs put a learner, a replay shard and N workers on the same 2 cores, so "
-            "adding the second worker cannot add throughput here: decoupled, the workers take CPU from the learner "
-            "(updates/s falls as env steps/s rises); paced at 1 update per transition, throughput is set by the "
-            "learner and the second worker mostly waits. What 2 cores cannot show is scaling: that needs a "
-            "cluster with a core per worker plus the learner's."
-        ),
+        "note": note(alone, runs),
         "total_wall_seconds": round(time.perf_counter() - started, 1),
     }
     out = Path(args.out)

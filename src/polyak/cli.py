@@ -113,6 +113,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         check_apex_configs(configs, apex)
         require_ray()
+        if args.address:
+            from polyak.distributed.ray_runtime import check_reachable
+
+            check_reachable(args.address)
     if not args.resume:
         if args.run_dir:
             run_dir = Path(args.run_dir)
@@ -131,8 +135,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         from polyak.distributed.apex_learner import train_apex
 
         where = f"the Ray cluster at {args.address}" if args.address else "local Ray"
-        print(f"polyak: training {configs.trainer.env_id} with Ape-X ({apex.num_workers} rollout workers on {where}) "
-              f"into {run_dir}", flush=True)
+        workers = f"{apex.num_workers} rollout worker{'s' if apex.num_workers > 1 else ''}"
+        print(f"polyak: training {configs.trainer.env_id} with Ape-X ({workers} on {where}) into {run_dir}", flush=True)
         summary = train_apex(configs, apex, run_dir, gin.operative_config_str(), args.address)
         return _report(summary, configs, run_dir, resumable=False)
     trainer = Trainer(configs, run_dir, gin.operative_config_str())
@@ -212,7 +216,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from polyak.distributed.grid import parse_seeds
-    from polyak.distributed.ray_runtime import require_ray
+    from polyak.distributed.ray_runtime import check_reachable, require_ray
     from polyak.distributed.sweep import plan_sweep, run_sweep, write_report
 
     seeds = parse_seeds(args.seeds)
@@ -230,6 +234,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _check_writable(sweep_dir)
     specs = plan_sweep(config_file, seeds, list(args.gin_param), list(args.grid), sweep_dir)
     require_ray()
+    if args.address:
+        check_reachable(args.address)
     where = f"the Ray cluster at {args.address}" if args.address else "local Ray"
     print(f"polyak: sweep of {len(specs)} runs ({len(specs) // len(seeds)} configs x {len(seeds)} seeds) "
           f"on {where} into {sweep_dir}", flush=True)

@@ -39,6 +39,10 @@ class ApexConfig(_Validated):
 
     Exploration: worker i of N uses Ape-X's epsilon_i = ``exploration_base`` ^ (1 + ``exploration_alpha``
     * i / (N - 1)) relative to epsilon_0, see :func:`worker_noise_config`.
+
+    Resources: each worker asks Ray for ``worker_cpus`` CPUs (shards ask for none); a worker that dies is
+    replaced up to ``max_worker_restarts`` times in a run. ``object_store_mb`` sizes the object store
+    of a local Ray node (not of a cluster joined with ``--address``).
     """
 
     num_workers: int = 2

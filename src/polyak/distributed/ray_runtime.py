@@ -4,6 +4,7 @@ a running cluster at ``address``. Ray is imported here, inside functions, and no
 from __future__ import annotations
 
 import os
+import socket
 from types import ModuleType
 
 from polyak.errors import ConfigError, PolyakError
@@ -35,9 +36,24 @@ def require_ray() -> ModuleType:
     return ray
 
 
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A ``host:port`` address must accept a TCP connection (Ray itself would retry for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return  # "auto", "ray://..." and the like: left to Ray
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as error:
+        raise PolyakError(f"cannot reach the Ray cluster at {address} ({error.strerror or error}); start it with "
+                          "'ray start --head' or check --address") from None
+
+
 def init_ray(address: str | None, num_cpus: int | None = None, object_store_mb: int = 256) -> ModuleType:
     """Connect to the cluster at ``address``, or start a private local node with ``num_cpus`` CPUs."""
     ray = require_ray()
+    if address:
+        check_reachable(address)
     if ray.is_initialized():
         return ray
     runtime_env = {"env_vars": dict(WORKER_ENV, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"))}
