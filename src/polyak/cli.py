@@ -12,12 +12,18 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import gin
 
 import polyak.distributed.apex_config  # noqa: F401 - registers ApexConfig with gin (no ray); Ape-X runs load
 from polyak.errors import CheckpointError, ConfigError, PolyakError
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin
+
+if TYPE_CHECKING:
+    from polyak.config import Configs
+    from polyak.distributed.apex_config import ApexConfig
+    from polyak.trainer import Summary
 
 DEFAULT_CONFIG = "unity_reacher.gin"
 EXIT_USER_ERROR = 2
@@ -67,7 +73,7 @@ def _resume_setup(args: argparse.Namespace) -> tuple[Path, Path]:
     return run_dir, config_file
 
 
-def _parse_apex_gin(config_file: Path, bindings: list[str], workers: int):  # -> ApexConfig
+def _parse_apex_gin(config_file: Path, bindings: list[str], workers: int) -> ApexConfig:
     """Ape-X defaults, then the config file, then --gin-param and --workers (later ones win)."""
     from polyak.distributed.apex_config import APEX_DEFAULTS, ApexConfig
     from polyak.ginconf import _gin_message
@@ -86,7 +92,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from polyak.trainer import Trainer
 
     bindings = list(args.gin_param)
-    apex = None
+    apex: ApexConfig | None = None
     if args.workers is not None:
         if args.workers < 1:
             raise ConfigError(f"--workers must be >= 1, got {args.workers}")
@@ -148,7 +154,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return _report(trainer.run(), configs, run_dir, resumable=True)
 
 
-def _report(summary, configs, run_dir: Path, resumable: bool) -> int:  # Summary, Configs
+def _report(summary: Summary, configs: Configs, run_dir: Path, resumable: bool) -> int:
     if summary.interrupted is not None:
         how = f"Resume with: polyak train --resume {run_dir}" if resumable else "(Ape-X runs cannot be resumed)"
         print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. {how}")

@@ -28,7 +28,8 @@ def test_killed_rollout_worker_is_restarted_and_training_finishes(tmp_path):
     run = tmp_path / "apex"
     command = [sys.executable, "-m", "polyak.cli", "train", "--config", PENDULUM, "--workers", "2", "--run-dir",
                str(run), "--gin-param", "TrainerConfig.max_env_steps=2400",
-               "--gin-param", "TrainerConfig.eval_interval=800", "--gin-param", "TrainerConfig.eval_episodes=2", *TINY]
+               "--gin-param", "TrainerConfig.eval_interval=800", "--gin-param", "TrainerConfig.eval_episodes=2",
+               "--gin-param", "ApexConfig.replay_shards=2", *TINY]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=polyak_env(),
                                stdin=subprocess.DEVNULL)
     lines, pids, killed = [], None, None
@@ -47,6 +48,7 @@ def test_killed_rollout_worker_is_restarted_and_training_finishes(tmp_path):
     assert "rollout worker 0 died" in output and "restarted it" in output
     record = json.loads((run / "apex.json").read_text())
     assert record["worker_restarts"] == 1 and record["env_steps"] >= 2400 and record["learner_updates"] > 0
+    assert record["replay_shards"] == 2 and all(steps > 0 for steps in record["worker_env_steps"])
     summary = json.loads((run / "summary.json").read_text())
     assert summary["env_steps"] >= 2400 and summary["updates"] == record["learner_updates"]
     with open(run / "metrics.csv", newline="") as handle:
