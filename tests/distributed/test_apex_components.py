@@ -94,3 +94,52 @@ def test_worker_noise_kinds_run(kind):
     worker = RolloutWorker(configs, index=0, seed=3, random_steps=0, shards=[])
     batch, _, _ = worker.rollout(5)
     assert len(batch) == 10 and np.all(np.abs(batch.action) <= 1.0)
+
+
+def test_pace_keeps_the_learner_near_the_ratio_worked_by_hand():
+    from polyak.distributed.apex_pace import Pace
+
+    pace = Pace(ratio=1.0, slack=100, min_size=1000)
+    assert not pace.learner_may_update(0, 500) and pace.workers_may_run(0, 500)  # filling the replay
+    pace.observe(stored=990, env_steps=1000)
+    assert pace.learn_start is None
+    pace.observe(stored=1040, env_steps=1050)
+    assert pace.learn_start == 1050
+    pace.observe(stored=2000, env_steps=2000)
+    assert pace.learn_start == 1050  # set once
+    # At 1300 env steps the target is 1 * (1300 - 1050) = 250 updates.
+    assert pace.learner_may_update(249, 1300) and not pace.learner_may_update(250, 1300)
+    # Workers may run while the learner is within slack = 100 transitions: updates >= 250 - 100.
+    assert pace.workers_may_run(150, 1300) and not pace.workers_may_run(149, 1300)
+    quarter = Pace(ratio=0.25, slack=100, min_size=0, learn_start=0)
+    assert quarter.learner_may_update(24, 100) and not quarter.learner_may_update(25, 100)
+    assert quarter.workers_may_run(0, 100) and not quarter.workers_may_run(0, 101)
+    free = Pace(ratio=None, slack=100, min_size=10, learn_start=10)
+    assert free.learner_may_update(10**9, 11) and free.workers_may_run(0, 10**9)
+
+
+def test_replay_client_samples_filled_shards_in_turn_and_prefetches():
+    from polyak.distributed.apex_pace import ReplayClient
+
+    calls = []
+
+    class Method:
+        def __init__(self, name, shard):
+            self.name, self.shard = name, shard
+
+        def remote(self, *args):
+            calls.append((self.shard, self.name))
+            return (self.shard, len(calls))
+
+    class Shard:
+        def __init__(self, k):
+            self.sample, self.update_priorities = Method("sample", k), Method("update", k)
+
+    client = ReplayClient([Shard(0), Shard(1), Shard(2)], batch_size=4, prefetch=2)
+    client.note_size(0, 10)
+    client.note_size(2, 5)  # shard 1 is still empty
+    got = [client.sample(lambda ref: {"ref": ref}) for _ in range(4)]
+    assert [shard for _, shard in got] == [0, 2, 0, 2]
+    assert calls[:2] == [(0, "sample"), (2, "sample")]  # two requests in flight from the first call
+    client.update_priorities(2, [1], [0.5])
+    assert calls[-1] == (2, "update")

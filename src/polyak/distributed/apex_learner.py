@@ -14,7 +14,6 @@ import json
 import math
 import os
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import torch
 
 from polyak.config import Configs
 from polyak.distributed.apex_config import ApexConfig
+from polyak.distributed.apex_pace import Pace, ReplayClient
 from polyak.distributed.apex_pool import WorkerPool
 from polyak.distributed.apex_replay import ReplayShard
 from polyak.errors import ConfigError, PolyakError
@@ -31,6 +31,7 @@ from polyak.replay import Batch
 from polyak.trainer import Summary, Trainer, _finite_or_none
 
 PREFETCH = 2  # sample requests in flight while the learner updates
+_SHARD_SPAWN_KEY = 7002  # shard sampling seeds: SeedSequence(run seed, spawn_key=(_SHARD_SPAWN_KEY,))
 
 def check_apex_configs(configs: Configs, apex: ApexConfig) -> None:
     """What Ape-X does not support, as one line each."""
@@ -73,6 +74,9 @@ class ApexTrainer(Trainer):
         self.weight_version = 0
         self._first_data: float | None = None  # when the first rollout came back: rates exclude actor start-up
         self._worker_steps = [0] * apex.num_workers
+        self._stored = 0  # transitions written to the shards
+        self._updates = 0  # learner updates in this run
+        self._weights_ref: Any = None  # the newest published weights (a Ray object reference)
 
     # ------------------------------------------------------------------ checkpoints (no replay, no env state)
     def _state(self) -> dict[str, Any]:
@@ -98,7 +102,8 @@ class ApexTrainer(Trainer):
         cfg, apex, replay = self.configs.trainer, self.apex, self.configs.replay
         shard_class = ray.remote(ReplayShard).options(num_cpus=0)
         capacity = max(1, replay.capacity // apex.replay_shards)
-        shards = [shard_class.remote(replay, capacity, self.obs_dim, self.action_dim, cfg.seed * 1000 + k)
+        seeds = np.random.SeedSequence(cfg.seed, spawn_key=(_SHARD_SPAWN_KEY,)).generate_state(apex.replay_shards)
+        shards = [shard_class.remote(replay, capacity, self.obs_dim, self.action_dim, int(seeds[k]))
                   for k in range(apex.replay_shards)]
         pool = WorkerPool(ray, self.configs, apex, shards)
         try:
@@ -117,114 +122,44 @@ class ApexTrainer(Trainer):
 
     def _drive(self, logger: Logger, started: float, pool: WorkerPool, shards: list[Any]) -> Summary:
         import ray
-        from ray.exceptions import RayActorError, RayTaskError
 
         cfg, apex = self.configs.trainer, self.apex
-        min_size, batch_size = self.configs.replay.min_size, self.configs.agent.batch_size
-        td_priorities = self.configs.replay.prioritized
-        steps_per_request = apex.rollout_chunk * cfg.num_envs
-        slack = None if self.ratio is None else self.ratio * steps_per_request * apex.num_workers
-        weights = ray.put(self._weights())
-        in_flight = {pool.submit(i, apex.rollout_chunk, weights, 0): i for i in range(apex.num_workers)}
+        pace = Pace(self.ratio, apex.rollout_chunk * cfg.num_envs * apex.num_workers, self.configs.replay.min_size)
+        replay = ReplayClient(shards, self.configs.agent.batch_size, PREFETCH)
+        self._weights_ref = ray.put(self._weights())
+        in_flight = {pool.submit(i, apex.rollout_chunk, self._weights_ref, 0): i for i in range(apex.num_workers)}
         parked: list[int] = []
-        shard_sizes = [0] * len(shards)
-        stored, learn_start, learner_updates = 0, None, 0
-        prefetch: deque[tuple[Any, int]] = deque()
-        next_shard = 0
-        next_eval = cfg.eval_interval
-        next_checkpoint = cfg.checkpoint_interval
-        losses: dict[str, float] = {}
-        last_log = (self.env_steps, learner_updates, time.perf_counter())
+        self._stored, self._updates = 0, 0
+        next_eval, next_checkpoint = cfg.eval_interval, cfg.checkpoint_interval
+        last_log = (self.env_steps, 0, time.perf_counter())
         stop = False
-
-        def learner_may_update() -> bool:
-            if learn_start is None:
-                return False
-            return self.ratio is None or learner_updates < self.ratio * (self.env_steps - learn_start)
-
-        def workers_may_run() -> bool:
-            if learn_start is None or self.ratio is None or slack is None:
-                return True
-            return learner_updates >= self.ratio * (self.env_steps - learn_start) - slack
-
         while self.env_steps < cfg.max_env_steps and self._stop_signal is None and not stop:
-            can_learn = learner_may_update()
-            if not can_learn and in_flight:
-                ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+            if in_flight and not pace.learner_may_update(self._updates, self.env_steps):
+                ray.wait(list(in_flight), num_returns=1, timeout=1.0)  # nothing to learn: wait for data
             ready = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)[0] if in_flight else []
             for ref in ready:
                 index = in_flight.pop(ref)
-                try:
-                    stats = ray.get(ref)
-                except RayActorError:
-                    pool.replace(index, self.env_steps)
-                    self.worker_restarts = pool.restarts
-                    logger.message(f"polyak: rollout worker {index} died at {self.env_steps} env steps; restarted it "
-                                   f"({pool.restarts} restart(s) so far)")
-                    logger.scalars(self.env_steps, {"apex/worker_restarts": pool.restarts})
-                    in_flight[pool.submit(index, apex.rollout_chunk, weights, self.weight_version)] = index
+                stats = self._result(ref, index, pool, logger)
+                if stats is None:  # the worker died and was replaced: ask the new one at once
+                    in_flight[pool.submit(index, apex.rollout_chunk, self._weights_ref, self.weight_version)] = index
                     continue
-                except RayTaskError as error:
-                    cause = error.cause if getattr(error, "cause", None) is not None else error
-                    raise PolyakError(f"rollout worker {index} failed: {type(cause).__name__}: "
-                                      f"{str(cause).strip().splitlines()[0] if str(cause).strip() else ''}") from None
-                if self._first_data is None:
-                    self._first_data = time.perf_counter()
-                self.env_steps += stats["env_steps"]
-                self._worker_steps[index] += stats["env_steps"]
-                logger.advance(stats["env_steps"])
-                stored += stats["stored"]
-                if stats["shard_size"] is not None:
-                    shard_sizes[stats["shard"]] = stats["shard_size"]
-                if learn_start is None and stored >= min_size:
-                    learn_start = self.env_steps
-                for score in stats["episodes"]:
-                    self.scores.add(np.array([score]), np.array([True]))
-                    losses = {k: float(self.metrics[k]) for k in ("critic_loss", "actor_loss") if k in self.metrics}
-                    self._check_finite(losses)
-                    logger.episode(self.env_steps, self.scores.episodes, score, self.scores.window_mean,
-                                   self.scores.best_window_mean, self.scores.best_score, losses,
-                                   pool.noise_scales[index] * stats["epsilon"])
-                    if self.episodes_to_solve is None and self.scores.solved(cfg.solve_score):
-                        self.episodes_to_solve = self.scores.episodes
-                        logger.message(f"solved after {self.scores.episodes} episodes: {cfg.solve_window}-episode "
-                                       f"mean {self.scores.window_mean:.2f} >= {cfg.solve_score}")
-                        stop = True
-                if cfg.max_episodes is not None and self.scores.episodes >= cfg.max_episodes:
-                    stop = True
+                stop = self._on_rollout(index, stats, pool, replay, logger) or stop
+                pace.observe(self._stored, self.env_steps)
                 parked.append(index)
-            if workers_may_run() or not (in_flight or learner_may_update()):
+            may_update = pace.learner_may_update(self._updates, self.env_steps)
+            if pace.workers_may_run(self._updates, self.env_steps) or not (in_flight or may_update):
                 for index in parked:
-                    in_flight[pool.submit(index, apex.rollout_chunk, weights, self.weight_version)] = index
+                    in_flight[pool.submit(index, apex.rollout_chunk, self._weights_ref, self.weight_version)] = index
                 parked.clear()
-
-            if learner_may_update():
-                while len(prefetch) < PREFETCH:
-                    candidates = [k for k in range(len(shards)) if shard_sizes[k] > 0]
-                    shard = candidates[next_shard % len(candidates)]
-                    next_shard += 1
-                    prefetch.append((shards[shard].sample.remote(batch_size), shard))
-                ref, shard = prefetch.popleft()
-                try:
-                    data = ray.get(ref)
-                except RayActorError:
-                    raise PolyakError(f"replay shard {shard} died; its data is lost, so the run stops here "
-                                      "(the newest checkpoint holds the agent)") from None
-                self.metrics = self.agent.update(to_batch(data, self.agent.device))
-                if td_priorities:
-                    shards[shard].update_priorities.remote(data["indices"],
-                                                           self.metrics["td_error"].detach().cpu().numpy())
-                learner_updates += 1
-                if self.agent.updates % apex.weight_push_interval == 0:
-                    weights = ray.put(self._weights())
-                    self.weight_version += 1
+            if may_update:
+                self._learn_once(replay)
 
             if next_eval is not None and self.env_steps >= next_eval:
                 while next_eval <= self.env_steps:
                     next_eval += cfg.eval_interval or 0
                 stop = self._evaluate_and_log(logger) or stop
             if self.env_steps - last_log[0] >= cfg.log_interval:
-                last_log = self._log_speeds(logger, last_log, learner_updates, stored, pool)
+                last_log = self._log_speeds(logger, last_log, pool)
             self.elapsed = time.perf_counter() - started
             if next_checkpoint is not None and self.env_steps >= next_checkpoint:
                 while next_checkpoint <= self.env_steps:
@@ -233,7 +168,7 @@ class ApexTrainer(Trainer):
 
         self.elapsed = time.perf_counter() - started
         self._checkpoint(logger)
-        self._write_apex_record(learner_updates, pool)
+        self._write_apex_record(pool)
         return Summary(
             solved=self.episodes_to_solve is not None, episodes_to_solve=self.episodes_to_solve,
             best_window_mean=_finite_or_none(self.scores.best_window_mean),
@@ -242,6 +177,71 @@ class ApexTrainer(Trainer):
             seed=cfg.seed, env_id=cfg.env_id, final_eval=self.eval_scores[-1] if self.eval_scores else None,
             best_eval=max(self.eval_scores) if self.eval_scores else None, interrupted=self._stop_signal,
         )
+
+    def _result(self, ref: Any, index: int, pool: WorkerPool, logger: Logger) -> dict[str, Any] | None:
+        """A worker's statistics; None when it died (it is replaced); a failure inside it ends the run."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        try:
+            return ray.get(ref)
+        except RayActorError:
+            pool.replace(index, self.env_steps)
+            self.worker_restarts = pool.restarts
+            logger.message(f"polyak: rollout worker {index} died at {self.env_steps} env steps; restarted it "
+                           f"({pool.restarts} restart(s) so far)")
+            logger.scalars(self.env_steps, {"apex/worker_restarts": pool.restarts})
+            return None
+        except RayTaskError as error:
+            cause = error.cause if getattr(error, "cause", None) is not None else error
+            text = str(cause).strip()
+            raise PolyakError(f"rollout worker {index} failed: {type(cause).__name__}: "
+                              f"{text.splitlines()[0] if text else ''}") from None
+
+    def _on_rollout(self, index: int, stats: dict[str, Any], pool: WorkerPool, replay: ReplayClient,
+                    logger: Logger) -> bool:
+        """Count a request's env steps and log its finished episodes; True when training should stop."""
+        cfg = self.configs.trainer
+        if self._first_data is None:
+            self._first_data = time.perf_counter()
+        self.env_steps += stats["env_steps"]
+        self._worker_steps[index] += stats["env_steps"]
+        logger.advance(stats["env_steps"])
+        self._stored += stats["stored"]
+        if stats["shard_size"] is not None:
+            replay.note_size(stats["shard"], stats["shard_size"])
+        stop = False
+        for score in stats["episodes"]:
+            self.scores.add(np.array([score]), np.array([True]))
+            losses = {k: float(self.metrics[k]) for k in ("critic_loss", "actor_loss") if k in self.metrics}
+            self._check_finite(losses)
+            logger.episode(self.env_steps, self.scores.episodes, score, self.scores.window_mean,
+                           self.scores.best_window_mean, self.scores.best_score, losses,
+                           pool.noise_scales[index] * stats["epsilon"])
+            if self.episodes_to_solve is None and self.scores.solved(cfg.solve_score):
+                self.episodes_to_solve = self.scores.episodes
+                logger.message(f"solved after {self.scores.episodes} episodes: {cfg.solve_window}-episode "
+                               f"mean {self.scores.window_mean:.2f} >= {cfg.solve_score}")
+                stop = True
+        return stop or (cfg.max_episodes is not None and self.scores.episodes >= cfg.max_episodes)
+
+    def _learn_once(self, replay: ReplayClient) -> None:
+        """One update on a prioritized batch; TD errors go back as priorities; weights every K updates."""
+        import ray
+        from ray.exceptions import RayActorError
+
+        try:
+            data, shard = replay.sample(ray.get)
+        except RayActorError:
+            raise PolyakError("a replay shard died; its data is lost, so the run stops here "
+                              "(the newest checkpoint holds the agent)") from None
+        self.metrics = self.agent.update(to_batch(data, self.agent.device))
+        if self.configs.replay.prioritized:
+            replay.update_priorities(shard, data["indices"], self.metrics["td_error"].detach().cpu().numpy())
+        self._updates += 1
+        if self._updates % self.apex.weight_push_interval == 0:
+            self._weights_ref = ray.put(self._weights())
+            self.weight_version += 1
 
     def _evaluate_and_log(self, logger: Logger) -> bool:
         """One deterministic evaluation; True when it reaches ``eval_stop_score``."""
@@ -256,23 +256,22 @@ class ApexTrainer(Trainer):
             return True
         return False
 
-    def _log_speeds(self, logger: Logger, last: tuple[int, int, float], updates: int, stored: int,
-                    pool: WorkerPool) -> tuple[int, int, float]:
+    def _log_speeds(self, logger: Logger, last: tuple[int, int, float], pool: WorkerPool) -> tuple[int, int, float]:
         now = time.perf_counter()
         seconds = max(now - last[2], 1e-9)
         scalars: dict[str, Any] = {
             "time/env_steps_per_s": (self.env_steps - last[0]) / seconds,
-            "time/updates_per_s": (updates - last[1]) / seconds,
-            "replay/size": min(stored, self.configs.replay.capacity),
+            "time/updates_per_s": (self._updates - last[1]) / seconds,
+            "replay/size": min(self._stored, self.configs.replay.capacity),
             "apex/weight_version": self.weight_version,
             "apex/worker_restarts": pool.restarts,
         }
         scalars.update({f"train/{k}": float(v.mean()) for k, v in self.metrics.items()})
         logger.scalars(self.env_steps, scalars)
         logger.flush()
-        return self.env_steps, updates, now
+        return self.env_steps, self._updates, now
 
-    def _write_apex_record(self, learner_updates: int, pool: WorkerPool) -> None:
+    def _write_apex_record(self, pool: WorkerPool) -> None:
         """``apex.json``: rates from the first rollout to the end (actor start-up excluded), restarts, noise."""
         now = time.perf_counter()
         seconds = max(now - (self._first_data or now), 1e-9)
@@ -280,10 +279,10 @@ class ApexTrainer(Trainer):
             "workers": self.apex.num_workers, "replay_shards": self.apex.replay_shards,
             "decoupled": self.apex.decoupled, "updates_per_transition": self.ratio,
             "worker_restarts": pool.restarts, "weight_version": self.weight_version,
-            "env_steps": self.env_steps, "learner_updates": learner_updates, "wall_seconds": round(self.elapsed, 3),
+            "env_steps": self.env_steps, "learner_updates": self._updates, "wall_seconds": round(self.elapsed, 3),
             "measured_seconds": round(seconds, 3),
             "env_steps_per_s": round(self.env_steps / seconds, 1),
-            "updates_per_s": round(learner_updates / seconds, 1),
+            "updates_per_s": round(self._updates / seconds, 1),
             "worker_env_steps": list(self._worker_steps), "noise_scales": pool.noise_scales,
         }
         (self.run_dir / "apex.json").write_text(json.dumps(record, indent=2) + "\n")
