@@ -220,12 +220,21 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--pendulum-steps", type=int, default=10_000)
     parser.add_argument("--reacher-episodes", type=int, default=30)
+    parser.add_argument("--variants", nargs="+", metavar="NAME",
+                        help="run only these variants (the baseline always runs), e.g. noise_parameter td3")
     parser.add_argument("--workdir", help="keep the run directories here (default: a temporary directory)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ablations.json"))
     args = parser.parse_args()
     seeds = args.seeds if args.seeds is not None else ([0] if args.quick else [0, 1, 2])
 
     chosen = [tasks(args.pendulum_steps, args.reacher_episodes)[key] for key in args.envs]
+    if args.variants:
+        known = {v.name for task in chosen for v in task.variants}
+        unknown = sorted(set(args.variants) - known)
+        if unknown:
+            parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        for task in chosen:
+            task.variants = [v for v in task.variants if v.name == "baseline" or v.name in args.variants]
     started = time.perf_counter()
     temporary = None
     if args.workdir:
@@ -250,7 +259,9 @@ def main() -> None:
     result = {
         "benchmark": "ablations",
         "settings": {
-            "quick": args.quick, "seeds": seeds, "jobs": args.jobs, "torch_threads_per_run": 1,
+            "quick": args.quick, "seeds": seeds,
+            "variants": {t.key: [v.name for v in t.variants] for t in chosen},
+            "jobs": args.jobs, "torch_threads_per_run": 1,
             "bases": {t.key: Path(t.config).name for t in chosen},
             "budgets": {t.key: t.quick if args.quick else t.budget for t in chosen},
             "score": {"pendulum": "mean of the last fifth of the deterministic evaluations",
