@@ -23,7 +23,9 @@ What is measured (every timing with ``--threads`` torch threads, 1 by default, f
     Unsolved runs count at the time they reached the step cap.
 
 ``ratios`` (top level) are polyak/SB3 so that higher is better for polyak: updates/s and steps/s are
-polyak over SB3; ``pendulum_time_to_threshold`` is SB3 median time over polyak median time.
+polyak over SB3; ``pendulum_time_to_threshold`` is SB3 median time over polyak median time. All are
+wall-clock; ``cpu_ratios`` repeat the throughput ones per CPU second of this process (``time.process_time``),
+which waiting for a shared CPU does not inflate: compare the two to see how much the load distorted a run.
 Opt-in AgentConfig fields ``compile`` and ``precision='bfloat16'`` (when this polyak has them) are
 measured as extra, labelled polyak rows (``extra_ratios``), never mixed into ``ratios``.
 
@@ -309,30 +311,37 @@ def make_sb3_learner(spec: LearnSpec, data: dict[str, np.ndarray], device: str, 
 
 
 def timed_rounds(learners: dict[str, Callable[[int], None]], rounds: int, updates: int,
-                 warmup: int) -> dict[str, list[float]]:
-    """Updates/s of each learner per round; rounds interleave learners, reversing the order every other round."""
+                 warmup: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Updates per wall second and per CPU second (this process) of each learner per round; rounds interleave
+    the learners, reversing the order every other round."""
     for run in learners.values():
         run(warmup)
-    rates: dict[str, list[float]] = {name: [] for name in learners}
+    wall: dict[str, list[float]] = {name: [] for name in learners}
+    cpu: dict[str, list[float]] = {name: [] for name in learners}
     names = list(learners)
     for index in range(rounds):
         for name in names if index % 2 == 0 else reversed(names):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             learners[name](updates)
-            rates[name].append(round(updates / (time.perf_counter() - started), 1))
-    return rates
+            wall[name].append(round(updates / (time.perf_counter() - started), 1))
+            cpu[name].append(round(updates / max(time.process_time() - cpu_started, 1e-9), 1))
+    return wall, cpu
 
 
-def summarise_rates(rates: dict[str, list[float]], baseline: str = "sb3") -> dict[str, Any]:
+def summarise_rates(rates: dict[str, list[float]], cpu_rates: dict[str, list[float]],
+                    baseline: str = "sb3") -> dict[str, Any]:
     """Per-round rates, medians, and each polyak row's ratio of medians over SB3 (the headline), plus the
-    median of the per-round ratios (each pairs measurements taken close together: steadier under load)."""
+    median of the per-round ratios (each pairs measurements taken close together: steadier under load) and
+    the same per CPU second (insensitive to waiting for a shared CPU)."""
     out: dict[str, Any] = {}
-    base = median(rates[baseline])
+    base, cpu_base = median(rates[baseline]), median(cpu_rates[baseline])
     for name, values in rates.items():
-        row: dict[str, Any] = {"updates_per_s": values, "median": median(values)}
+        row: dict[str, Any] = {"updates_per_s": values, "median": median(values),
+                               "updates_per_cpu_s": cpu_rates[name], "cpu_median": median(cpu_rates[name])}
         if name != baseline:
             row["ratio_vs_sb3"] = ratio(median(values), base)
             row["median_round_ratio_vs_sb3"] = median([v / b for v, b in zip(values, rates[baseline], strict=True)])
+            row["cpu_ratio_vs_sb3"] = ratio(median(cpu_rates[name]), cpu_base)
         out[name] = row
     return out
 
@@ -368,8 +377,9 @@ def part_a(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
             for name, overrides in polyak_extras().items():
                 make[name] = lambda spec=spec, data=data, o=overrides: make_polyak_learner(spec, data, device, 0, o)
         learners, errors = build_learners(make)
-        rates = timed_rounds(learners, budget.rounds, budget.updates, budget.warmup)
-        result[spec.name] = {"spec": dataclasses.asdict(spec), "rows": summarise_rates(rates), "failed": errors}
+        rates, cpu_rates = timed_rounds(learners, budget.rounds, budget.updates, budget.warmup)
+        result[spec.name] = {"spec": dataclasses.asdict(spec), "rows": summarise_rates(rates, cpu_rates),
+                             "failed": errors}
     result["reacher_ddpg"]["note"] = (
         "'polyak' and 'sb3' are matched (SB3 DDPG cannot join the action after the critic's first layer or use "
         "BatchNorm: both join it at the input, no BatchNorm); 'polyak_seed_config' is configs/unity_reacher.gin's "
@@ -405,17 +415,23 @@ def polyak_end_to_end(env_id: str, budget: Budget, device: str, seed: int,
     bindings += [f"AgentConfig.{key} = {value!r}" for key, value in (overrides or {}).items()]
     configs = polyak_configs(ROOT / "configs" / "td3.gin", bindings)
     with tempfile.TemporaryDirectory() as tmp, quiet():
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         trainer = Trainer(configs, Path(tmp) / "run")
         summary = trainer.run()
-        seconds = time.perf_counter() - started
-    return {"seconds": round(seconds, 2), "env_steps": summary.env_steps, "updates": summary.updates,
-            "steps_per_s": round(summary.env_steps / seconds, 1)}
+        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+    return run_record(seconds, cpu_seconds, summary.env_steps, summary.updates)
+
+
+def run_record(seconds: float, cpu_seconds: float, env_steps: int, updates: int) -> dict[str, Any]:
+    """One end-to-end run: wall and CPU seconds, and steps per each."""
+    return {"seconds": round(seconds, 2), "cpu_seconds": round(cpu_seconds, 2), "env_steps": env_steps,
+            "updates": updates, "steps_per_s": round(env_steps / seconds, 1),
+            "steps_per_cpu_s": round(env_steps / max(cpu_seconds, 1e-9), 1)}
 
 
 def sb3_end_to_end(env_id: str, budget: Budget, device: str, seed: int) -> dict[str, Any]:
     """SB3 TD3 with the same settings as configs/td3.gin; construction + learn timed."""
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     env = gym.make(env_id)
     action_dim = int(np.prod(env.action_space.shape))
     model = TD3("MlpPolicy", env, learning_rate=1e-3, buffer_size=200000, learning_starts=budget.e2e_start,
@@ -424,10 +440,9 @@ def sb3_end_to_end(env_id: str, budget: Budget, device: str, seed: int) -> dict[
                 target_policy_noise=0.2, target_noise_clip=0.5, policy_kwargs={"net_arch": [256, 256]},
                 device=device, seed=seed, verbose=0)
     model.learn(total_timesteps=budget.e2e_steps)
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     model.get_env().close()
-    return {"seconds": round(seconds, 2), "env_steps": model.num_timesteps, "updates": model._n_updates,
-            "steps_per_s": round(model.num_timesteps / seconds, 1)}
+    return run_record(seconds, cpu_seconds, model.num_timesteps, model._n_updates)
 
 
 def part_b(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
@@ -448,9 +463,11 @@ def part_b(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
                 except Exception as error:
                     runs[name] = [{"error": f"{type(error).__name__}: {error}"}]
         medians = {name: median([r["steps_per_s"] for r in rs if "steps_per_s" in r]) for name, rs in runs.items()}
+        cpu = {name: median([r["steps_per_cpu_s"] for r in rs if "steps_per_cpu_s" in r]) for name, rs in runs.items()}
         result[env_id] = {
-            "runs": runs, "median_steps_per_s": medians,
+            "runs": runs, "median_steps_per_s": medians, "median_steps_per_cpu_s": cpu,
             "ratio_vs_sb3": {name: ratio(value, medians["sb3"]) for name, value in medians.items() if name != "sb3"},
+            "cpu_ratio_vs_sb3": {name: ratio(value, cpu["sb3"]) for name, value in cpu.items() if name != "sb3"},
         }
     result.update(settings={
         "algorithm": "TD3 256-256 (configs/td3.gin for polyak; SB3 TD3 with the same values)", "batch_size": 256,
@@ -609,6 +626,18 @@ def collect_ratios(result: dict[str, Any]) -> tuple[dict[str, float | None], dic
     return ratios, extra
 
 
+def collect_cpu_ratios(result: dict[str, Any]) -> dict[str, float | None]:
+    """The throughput ratios again per CPU second of this process: what a shared, loaded CPU distorts least."""
+    ratios: dict[str, float | None] = {}
+    if "updates_per_s" in result:
+        for spec_name, key in (("td3_256x256", "updates_per_s"), ("reacher_ddpg", "reacher_updates_per_s")):
+            ratios[key] = result["updates_per_s"][spec_name]["rows"]["polyak"]["cpu_ratio_vs_sb3"]
+    if "end_to_end" in result:
+        for env_id, key in (("Pendulum-v1", "pendulum_steps_per_s"), ("HalfCheetah-v5", "halfcheetah_steps_per_s")):
+            ratios[key] = result["end_to_end"][env_id]["cpu_ratio_vs_sb3"]["polyak"]
+    return ratios
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small budget (under 2 minutes); writes no file "
@@ -637,6 +666,7 @@ def main() -> None:
     started = time.perf_counter()
     result: dict[str, Any] = {
         "benchmark": "speed", "mode": "quick" if args.quick else "full", "ratios": {}, "extra_ratios": {},
+        "cpu_ratios": {},
         "settings": {"threads": args.threads, "device": args.device, "budget": dataclasses.asdict(budget),
                      "parts": args.only, "extras": sorted(polyak_extras()) if extras else [],
                      "ratios": "polyak/SB3, higher is better for polyak (time to threshold: SB3 time / polyak time)",
@@ -652,6 +682,7 @@ def main() -> None:
     if "c" in args.only:
         result["time_to_threshold"] = part_c(budget, args.device, Path(args.polyak_config).absolute(), seeds)
     result["ratios"], result["extra_ratios"] = collect_ratios(result)
+    result["cpu_ratios"] = collect_cpu_ratios(result)
     result["loadavg_end"] = loadavg()
     result["total_wall_seconds"] = round(time.perf_counter() - started, 1)
     out = args.out or (None if args.quick else str(DEFAULT_OUT))
