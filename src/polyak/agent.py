@@ -21,10 +21,10 @@ import torch
 from torch import nn
 
 from polyak.config import AgentConfig, Device, NetworkConfig, NoiseConfig, Precision
-from polyak.ensemble import CriticEnsemble
+from polyak.ensemble import CriticEnsemble, EnsembleBatchNorm
 from polyak.errors import ConfigError
 from polyak.losses import actor_loss, clipped_min, critic_loss, polyak_update, smoothing_noise, td_target
-from polyak.networks import Actor, exploring, perturbable_parameters, share_noise_generator
+from polyak.networks import Actor, NoisyLinear, exploring, perturbable_parameters, share_noise_generator
 from polyak.noise import ExplorationNoise
 from polyak.replay import Batch
 
@@ -45,6 +45,12 @@ def _optimizer(module: nn.Module, config: NetworkConfig, device: torch.device) -
     fused = device.type in ("cpu", "cuda")
     return torch.optim.Adam(module.parameters(), lr=config.lr, weight_decay=config.weight_decay,
                             fused=fused, foreach=None if fused else True)
+
+
+def _mode_sensitive(module: nn.Module) -> bool:
+    """Whether train() and eval() change what ``module`` computes (BatchNorm statistics, NoisyNet noise)."""
+    return any(isinstance(m, nn.modules.batchnorm._BatchNorm | NoisyLinear | EnsembleBatchNorm)
+               for m in module.modules())
 
 
 def _target_pairs(target: nn.Module, online: nn.Module) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -93,6 +99,8 @@ class Agent:
         hidden_dtype = torch.bfloat16 if agent.precision is Precision.BFLOAT16 else None
         for network in (self.actor, self.actor_target, self.critic, self.critic_target):
             network.hidden_dtype = hidden_dtype
+        # Train/eval mode changes only BatchNorm and NoisyLinear; without them, skip the module walks per step.
+        self._mode_matters = tuple(_mode_sensitive(net) for net in (self.actor, self.critic))
         self._critic_loss = self._compiled(self._critic_loss_eager)
         self._actor_loss = self._compiled(self._actor_loss_eager)
         self.noise = ExplorationNoise(noise, num_envs, action_dim, np.random.default_rng(noise_seed))
@@ -141,7 +149,7 @@ class Agent:
         and scaled action noise is added. Not exploring: the actor's deterministic output.
         """
         actor = self.perturbed_actor if explore and self.perturbed_actor is not None else self.actor
-        if self.actor.training:  # eval(): BatchNorm uses running statistics; skip the module walk if already
+        if self.actor.training and self._mode_matters[0]:  # eval(): BatchNorm uses running statistics
             self.actor.eval()
         obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         if self.actor_config.noisy:
@@ -175,7 +183,7 @@ class Agent:
         discount: np.ndarray | float,
     ) -> np.ndarray:
         """|y - Q(s, a)| per transition (mean over critics), in eval mode: priorities at insertion (seed 004)."""
-        if self.critic.training:
+        if self.critic.training and self._mode_matters[1]:
             self.critic.eval()
 
         def tensor(array: np.ndarray | float) -> torch.Tensor | float:
@@ -199,8 +207,8 @@ class Agent:
         """One learning step; returns detached metric tensors (no host synchronisation)."""
         cfg = self.config
         self.updates += 1
-        for module in (self.actor, self.critic):
-            if not module.training:
+        for module, matters in zip((self.actor, self.critic), self._mode_matters, strict=True):
+            if matters and not module.training:
                 module.train()
 
         loss_q, q_values, target = self._critic_step(batch)
