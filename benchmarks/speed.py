@@ -132,6 +132,8 @@ def polyak_extras() -> dict[str, dict[str, Any]]:
         extras["polyak_bf16"] = {"precision": "bfloat16"}
     if "compile" in fields:
         extras["polyak_compile"] = {"compile": True}
+    if {"precision", "compile"} <= fields:
+        extras["polyak_compile_bf16"] = {"compile": True, "precision": "bfloat16"}
     return extras
 
 
