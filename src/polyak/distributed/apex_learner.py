@@ -28,6 +28,7 @@ from polyak.distributed.apex_replay import ReplayShard
 from polyak.errors import ConfigError, PolyakError
 from polyak.logger import Logger
 from polyak.replay import Batch
+from polyak.scores import ScoreBoard
 from polyak.trainer import Summary, Trainer, _finite_or_none
 
 PREFETCH = 2  # sample requests in flight while the learner updates
@@ -70,6 +71,8 @@ class ApexTrainer(Trainer):
         super().__init__(configs, run_dir, operative_config)
         self.apex = apex
         self.ratio = updates_per_transition(configs, apex)
+        # Workers send finished episode scores (already averaged over their envs with score_mean_over_envs).
+        self.scores = ScoreBoard(1, configs.trainer.solve_window, mean_over_envs=False)
         self.worker_restarts = 0
         self.weight_version = 0
         self._first_data: float | None = None  # when the first rollout came back: rates exclude actor start-up
