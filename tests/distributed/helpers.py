@@ -31,6 +31,6 @@ def without_ray_env(tmp_path: Path) -> dict[str, str]:
     """An environment in which ``import ray`` fails as if ray were not installed."""
     shim = tmp_path / "no_ray"
     shim.mkdir(exist_ok=True)
-    (shim / "ray.py").write_text("raise ImportError(\"No module named 'ray'\", name='ray')\n")
+    (shim / "ray.py").write_text("raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
     path = os.pathsep.join(p for p in (str(shim), str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     return polyak_env(PYTHONPATH=path)
