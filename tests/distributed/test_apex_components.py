@@ -143,3 +143,12 @@ def test_replay_client_samples_filled_shards_in_turn_and_prefetches():
     assert calls[:2] == [(0, "sample"), (2, "sample")]  # two requests in flight from the first call
     client.update_priorities(2, [1], [0.5])
     assert calls[-1] == (2, "update")
+
+
+def test_learner_threads_use_the_cores_workers_leave_free():
+    from polyak.distributed.apex_learner import learner_threads
+
+    assert learner_threads(2, 2.0) == 1  # never fewer than one
+    assert learner_threads(2, 1.0) == 1
+    assert learner_threads(16, 4.0) == 12
+    assert learner_threads(8, 2.5) == 5  # a fractional reservation still occupies its cores

@@ -53,6 +53,11 @@ def updates_per_transition(configs: Configs, apex: ApexConfig) -> float | None:
     return cfg.learn_steps / (cfg.learn_every * cfg.num_envs)
 
 
+def learner_threads(cores: int, worker_cpus: float) -> int:
+    """Torch threads for a learner sharing a machine with workers that reserve ``worker_cpus`` cores."""
+    return max(1, cores - math.ceil(worker_cpus))
+
+
 def to_batch(data: dict[str, Any], device: torch.device) -> Batch:
     """A shard's NumPy batch as tensors (copied: arrays from Ray's object store are read-only)."""
     def tensor(name: str) -> torch.Tensor:
@@ -299,6 +304,10 @@ def train_apex(configs: Configs, apex: ApexConfig, run_dir: Path, operative_conf
     check_apex_configs(configs, apex)
     needed = apex.num_workers * apex.worker_cpus
     init_ray(address, num_cpus=max(os.cpu_count() or 1, math.ceil(needed)), object_store_mb=apex.object_store_mb)
+    if not address and "OMP_NUM_THREADS" not in os.environ:
+        # The workers take N cores of this machine; a learner with more threads than the free cores makes
+        # OpenMP threads spin against descheduled peers (measured: 5-20x slower updates, in bursts).
+        torch.set_num_threads(learner_threads(os.cpu_count() or 1, needed))
     available = cluster_cpus()
     if available < needed:
         raise ConfigError(f"--workers {apex.num_workers} needs {needed:g} CPUs (ApexConfig.worker_cpus = "
