@@ -198,8 +198,11 @@ def plot_grid(all_tasks: list[Task], runs: dict[str, dict[str, list[dict[str, An
                 line, = ax.plot(grid, mean, label=variant.name, linewidth=1.2, marker=marker, markersize=3,
                                 **style)
                 ax.fill_between(grid, mean - std, mean + std, alpha=0.15, color=line.get_color())
-            ax.axhline(task.threshold, color="grey", linewidth=0.6, linestyle=":")
-            ax.set_title(f"{task.key}: {group}", fontsize=9)
+            top = ax.get_ylim()[1]
+            if top >= task.threshold / 2:  # a far-off solve line would flatten every curve
+                ax.axhline(task.threshold, color="grey", linewidth=0.6, linestyle=":")
+            ax.set_title(f"{task.key}: {group}" + ("" if top >= task.threshold / 2 else
+                                                   f" (solve line {task.threshold:g} off-scale)"), fontsize=9)
             ax.tick_params(labelsize=7)
             ax.legend(fontsize=6, loc="lower right")
             if col == 0:
