@@ -126,11 +126,19 @@ def note(alone: dict, runs: list[dict]) -> str:
         f"Decoupled, 1 -> 2 workers changed env steps/s by {change(d1['env_steps_per_s'], d2['env_steps_per_s'])} "
         f"({d1['env_steps_per_s']:.0f} -> {d2['env_steps_per_s']:.0f}) and learner updates/s by "
         f"{change(d1['updates_per_s'], d2['updates_per_s'])} ({d1['updates_per_s']:.0f} -> "
-        f"{d2['updates_per_s']:.0f}): the processes compete for 2 cores, so this is not a scaling measurement. "
+        f"{d2['updates_per_s']:.0f}): the processes compete for 2 cores (and Ray runs workers and shards at nice "
+        "15, so any busy process takes CPU from them first), so this is not a scaling measurement. "
         f"Paced at 1 update per transition, throughput is the learner's ({p1['updates_per_s']:.0f} and "
         f"{p2['updates_per_s']:.0f} updates/s with 1 and 2 workers) and a second worker cannot add to it. What 2 "
         "cores cannot show: speed-up with more workers, replay-shard or network limits, multi-node behaviour."
     )
+
+
+def other_benchmarks() -> list[str]:
+    """Other polyak benchmarks running now (they would share the cores with this measurement)."""
+    found = subprocess.run(["pgrep", "-af", r"benchmarks/(speed|ablations|pendulum|unity_reacher|soak)\.py"],
+                           capture_output=True, text=True).stdout
+    return [line.split(" ", 1)[1] for line in found.splitlines() if " " in line]
 
 
 def main() -> None:
@@ -142,6 +150,7 @@ def main() -> None:
 
     started = time.perf_counter()
     load_start = os.getloadavg()
+    concurrent = other_benchmarks()
     alone = in_process(args.in_process_seconds)
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,6 +171,7 @@ def main() -> None:
         "machine": machine_info(),
         "commit": commit.strip(),
         "loadavg_start": [round(x, 2) for x in load_start],
+        "other_benchmarks_running": sorted(set(concurrent) | set(other_benchmarks())),
         "in_process": alone,
         "ray_runs": runs,
         "note": note(alone, runs),

@@ -32,6 +32,7 @@ from polyak.scores import ScoreBoard
 from polyak.trainer import Summary, Trainer, _finite_or_none
 
 PREFETCH = 2  # sample requests in flight while the learner updates
+REQUESTS_PER_WORKER = 2  # rollout requests queued at each worker
 _SHARD_SPAWN_KEY = 7002  # shard sampling seeds: SeedSequence(run seed, spawn_key=(_SHARD_SPAWN_KEY,))
 
 def check_apex_configs(configs: Configs, apex: ApexConfig) -> None:
@@ -135,7 +136,9 @@ class ApexTrainer(Trainer):
         pace = Pace(self.ratio, apex.rollout_chunk * cfg.num_envs * apex.num_workers, self.configs.replay.min_size)
         replay = ReplayClient(shards, self.configs.agent.batch_size, PREFETCH)
         self._weights_ref = ray.put(self._weights())
-        in_flight = {pool.submit(i, apex.rollout_chunk, self._weights_ref, 0): i for i in range(apex.num_workers)}
+        # Two requests per worker: a worker starts its next chunk while the driver is busy learning.
+        in_flight = {pool.submit(i, apex.rollout_chunk, self._weights_ref, 0): (i, pool.generation[i])
+                     for _ in range(REQUESTS_PER_WORKER) for i in range(apex.num_workers)}
         parked: list[int] = []
         self._stored, self._updates = 0, 0
         next_eval, next_checkpoint = cfg.eval_interval, cfg.checkpoint_interval
@@ -146,10 +149,11 @@ class ApexTrainer(Trainer):
                 ray.wait(list(in_flight), num_returns=1, timeout=1.0)  # nothing to learn: wait for data
             ready = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)[0] if in_flight else []
             for ref in ready:
-                index = in_flight.pop(ref)
-                stats = self._result(ref, index, pool, logger)
+                index, generation = in_flight.pop(ref)
+                stats = self._result(ref, index, generation, pool, logger)
                 if stats is None:  # the worker died and was replaced: ask the new one at once
-                    in_flight[pool.submit(index, apex.rollout_chunk, self._weights_ref, self.weight_version)] = index
+                    ref = pool.submit(index, apex.rollout_chunk, self._weights_ref, self.weight_version)
+                    in_flight[ref] = (index, pool.generation[index])
                     continue
                 stop = self._on_rollout(index, stats, pool, replay, logger) or stop
                 pace.observe(self._stored, self.env_steps)
@@ -157,7 +161,8 @@ class ApexTrainer(Trainer):
             may_update = pace.learner_may_update(self._updates, self.env_steps)
             if pace.workers_may_run(self._updates, self.env_steps) or not (in_flight or may_update):
                 for index in parked:
-                    in_flight[pool.submit(index, apex.rollout_chunk, self._weights_ref, self.weight_version)] = index
+                    ref = pool.submit(index, apex.rollout_chunk, self._weights_ref, self.weight_version)
+                    in_flight[ref] = (index, pool.generation[index])
                 parked.clear()
             if may_update:
                 self._learn_once(replay)
@@ -186,14 +191,18 @@ class ApexTrainer(Trainer):
             best_eval=max(self.eval_scores) if self.eval_scores else None, interrupted=self._stop_signal,
         )
 
-    def _result(self, ref: Any, index: int, pool: WorkerPool, logger: Logger) -> dict[str, Any] | None:
-        """A worker's statistics; None when it died (it is replaced); a failure inside it ends the run."""
+    def _result(self, ref: Any, index: int, generation: int, pool: WorkerPool,
+                logger: Logger) -> dict[str, Any] | None:
+        """A worker's statistics; None when it died (replaced once, whatever its requests in flight); a
+        failure inside it ends the run."""
         import ray
         from ray.exceptions import RayActorError, RayTaskError
 
         try:
             return ray.get(ref)
         except RayActorError:
+            if generation != pool.generation[index]:
+                return None  # another request of the same dead worker: it was replaced already
             pool.replace(index, self.env_steps)
             self.worker_restarts = pool.restarts
             logger.message(f"polyak: rollout worker {index} died at {self.env_steps} env steps; restarted it "
