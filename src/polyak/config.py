@@ -161,6 +161,8 @@ class _Validated:
     def _require(self, ok: bool, field: str, what: str) -> None:
         if not ok:
             value = getattr(self, field)
+            if isinstance(value, enum.Enum):
+                value = value.value  # as written in gin: 'td_error', not <InitialPriority.TD_ERROR: ...>
             raise ConfigError(f"{type(self).__name__}.{field} must be {what}, got {value!r}")
 
 

@@ -27,7 +27,12 @@ def _gin_message(error: Exception) -> str:
 
 
 def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
-    """Parse a gin file and extra bindings into gin's global config (cleared first)."""
+    """Parse a gin file and extra bindings into gin's global config (cleared first).
+
+    ``ApexConfig`` is registered too (its module never imports ray), so Ape-X run directories load.
+    """
+    import polyak.distributed.apex_config  # noqa: F401  (registers the gin configurable)
+
     gin.clear_config()
     files = []
     if config_file is not None:

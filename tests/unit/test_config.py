@@ -55,3 +55,10 @@ def test_batch_larger_than_buffer_is_refused():
 def test_bad_bindings_raise_config_error(binding):
     with pytest.raises(ConfigError, match="invalid gin config"):
         parse_gin(None, [binding])
+
+
+def test_range_errors_show_enum_values_as_written_in_gin():
+    with pytest.raises(ConfigError) as caught:
+        ReplayConfig(initial_priority="td_error")
+    first_line = str(caught.value).splitlines()[0]
+    assert first_line.endswith("got 'td_error'") and "InitialPriority" not in first_line
