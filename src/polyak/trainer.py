@@ -129,6 +129,19 @@ class Trainer:
         )
         return float(np.mean(scores))
 
+    def _evaluate_and_log(self, logger: Logger) -> bool:
+        """One evaluation: keep the best agent, log it; True when it reaches ``eval_stop_score``."""
+        cfg = self.configs.trainer
+        score = self.evaluate()
+        if not self.eval_scores or score > max(self.eval_scores):
+            self._save_best()
+        self.eval_scores.append(score)
+        logger.evaluation(self.env_steps, self.scores.episodes, score)
+        if cfg.eval_stop_score is not None and score >= cfg.eval_stop_score:
+            logger.message(f"evaluation mean {score:.2f} >= {cfg.eval_stop_score}: stopping")
+            return True
+        return False
+
     # ------------------------------------------------------------------ environment state
     def _reset_seed(self, index: int) -> int:
         return int(np.random.SeedSequence(self.env_seed, spawn_key=(index,)).generate_state(1)[0] % 2**31)
@@ -337,14 +350,7 @@ class Trainer:
 
             stop = False
             if cfg.eval_interval is not None and self.env_steps % cfg.eval_interval < cfg.num_envs:
-                score = self.evaluate()
-                if not self.eval_scores or score > max(self.eval_scores):
-                    self._save_best()
-                self.eval_scores.append(score)
-                logger.evaluation(self.env_steps, self.scores.episodes, score)
-                if cfg.eval_stop_score is not None and score >= cfg.eval_stop_score:
-                    logger.message(f"evaluation mean {score:.2f} >= {cfg.eval_stop_score}: stopping")
-                    stop = True
+                stop = self._evaluate_and_log(logger)
 
             if self.env_steps - last_log_steps >= cfg.log_interval:
                 now = time.perf_counter()

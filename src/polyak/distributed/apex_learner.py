@@ -260,19 +260,6 @@ class ApexTrainer(Trainer):
             self._weights_ref = ray.put(self._weights())
             self.weight_version += 1
 
-    def _evaluate_and_log(self, logger: Logger) -> bool:
-        """One deterministic evaluation; True when it reaches ``eval_stop_score``."""
-        cfg = self.configs.trainer
-        score = self.evaluate()
-        if not self.eval_scores or score > max(self.eval_scores):
-            self._save_best()
-        self.eval_scores.append(score)
-        logger.evaluation(self.env_steps, self.scores.episodes, score)
-        if cfg.eval_stop_score is not None and score >= cfg.eval_stop_score:
-            logger.message(f"evaluation mean {score:.2f} >= {cfg.eval_stop_score}: stopping")
-            return True
-        return False
-
     def _log_speeds(self, logger: Logger, last: tuple[int, int, float], pool: WorkerPool) -> tuple[int, int, float]:
         now = time.perf_counter()
         seconds = max(now - last[2], 1e-9)
