@@ -32,6 +32,16 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def code_commit() -> dict[str, Any]:
+    """The checkout's commit and whether src/ differs from it, so a result names the code it measured."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False).stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD") or None, "src_modified": bool(git("status", "--porcelain", "src"))}
+
+
 def train_run(config: str, seed: int, run_dir: Path, bindings: list[str], threads: int) -> dict[str, Any]:
     """Run ``polyak train`` in a subprocess with ``threads`` torch threads; return its summary."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))

@@ -1,6 +1,6 @@
 """DDPG on UnityReacher-v0 (20 arms) with configs/unity_reacher.gin for several seeds.
 
-Usage: python benchmarks/unity_reacher.py [--seeds 0 1 2 3 4] [--jobs 2] [--gin-param B ...]
+Usage: python benchmarks/unity_reacher.py [--seeds 0 1 2 3 4] [--jobs 2] [--gin-param B ...] [--out F] [--note T]
 Each seed runs `polyak train --config configs/unity_reacher.gin --seed S` in its own process with one
 torch thread, ``--jobs`` at a time; training stops when the 100-episode mean reaches 30. Writes
 benchmarks/results/unity_reacher.json and unity_reacher.png (the learning curves); the last stdout
@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import machine_info, train_run
+from common import code_commit, machine_info, train_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("--gin-param", action="append", default=[])
     parser.add_argument("--workdir", default=str(ROOT / "runs" / "bench_unity_reacher"))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "unity_reacher.json"))
+    parser.add_argument("--note", help="free text stored with the result (why this run was made)")
     args = parser.parse_args()
 
     workdir = Path(args.workdir)
@@ -64,7 +65,10 @@ def main() -> None:
         "median_wall_seconds": statistics.median(s["wall_seconds"] for s in seeds),
         "total_wall_seconds": round(time.perf_counter() - started, 1),
         "plot": plot.name,
+        "code": code_commit(),
     }
+    if args.note:
+        result["note"] = args.note
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
 
