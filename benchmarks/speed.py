@@ -54,7 +54,6 @@ import importlib
 import importlib.metadata
 import json
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -65,7 +64,7 @@ import gin
 import gymnasium as gym
 import numpy as np
 import torch
-from common import machine_info
+from common import code_commit, machine_info
 from stable_baselines3 import DDPG, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
@@ -137,15 +136,6 @@ def polyak_extras() -> dict[str, dict[str, Any]]:
     if {"precision", "compile"} <= fields:
         extras["polyak_compile_bf16"] = {"compile": True, "precision": "bfloat16"}
     return extras
-
-
-def git_commit() -> dict[str, Any]:
-    """polyak's commit and whether src/ differs from it (the working tree is what gets measured)."""
-    def git(*args: str) -> str:
-        result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
-        return result.stdout.strip()
-
-    return {"commit": git("rev-parse", "HEAD") or None, "src_modified": bool(git("status", "--porcelain", "src"))}
 
 
 def versions() -> dict[str, str]:
@@ -676,7 +666,7 @@ def main() -> None:
                      "parts": args.only, "extras": sorted(polyak_extras()) if extras else [],
                      "ratios": "polyak/SB3, higher is better for polyak (time to threshold: SB3 time / polyak time)",
                      "imports": "torch, SB3, polyak and tensorboard are imported before any timing"},
-        "machine": machine_info(), "versions": versions(), "polyak_git": git_commit(), "loadavg_start": loadavg(),
+        "machine": machine_info(), "versions": versions(), "polyak_git": code_commit(), "loadavg_start": loadavg(),
     }
     importlib.import_module("torch.utils.tensorboard")  # polyak's logger imports it: keep that one-off cost untimed
 
