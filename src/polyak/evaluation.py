@@ -1,4 +1,10 @@
-"""Deterministic evaluation: the policy without exploration noise on its own env instance."""
+"""Deterministic evaluation: the policy without exploration noise on its own env instance.
+
+Every evaluation draws new start states: its reset seed comes from a seeded stream indexed by the
+evaluation's number (:func:`evaluation_seed`), so a run stays reproducible and resumable while no
+two evaluations replay the same starts. With several envs, each env plays its own share of the
+episodes, so tasks whose failures end an episode early are not scored on their short episodes.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +16,29 @@ from gymnasium.vector import VectorEnv
 Policy = Callable[[np.ndarray], np.ndarray]
 
 
+def evaluation_seed(stream_seed: int, index: int) -> int:
+    """The reset seed of evaluation number ``index`` of the stream ``stream_seed``."""
+    return int(np.random.SeedSequence(stream_seed, spawn_key=(index,)).generate_state(1)[0] % 2**31)
+
+
+def episode_shares(episodes: int, num_envs: int) -> np.ndarray:
+    """How many episodes each env plays: ``episodes`` split as evenly as possible, the first envs first."""
+    return np.array([episodes // num_envs + (i < episodes % num_envs) for i in range(num_envs)], dtype=np.int64)
+
+
 def run_episodes(env: VectorEnv, policy: Policy, episodes: int, seed: int | None) -> list[float]:
-    """Scores of the first ``episodes`` episodes that finish, stepping all envs together."""
+    """Scores of ``episodes`` episodes, each env playing its share; in env order, then episode order."""
+    shares = episode_shares(episodes, env.num_envs)
     obs, _ = env.reset(seed=seed)
     running = np.zeros(env.num_envs, dtype=np.float64)
-    finished: list[float] = []
-    while len(finished) < episodes:
+    scores: list[list[float]] = [[] for _ in range(env.num_envs)]
+    remaining = shares.copy()
+    while remaining.any():
         obs, reward, terminated, truncated, _ = env.step(policy(obs))
         running += reward
-        done = np.logical_or(terminated, truncated)
-        if done.any():
-            finished.extend(running[done].tolist())
-            running[done] = 0.0
-    return finished[:episodes]
+        for index in np.flatnonzero(np.logical_or(terminated, truncated)):
+            if remaining[index] > 0:
+                scores[index].append(float(running[index]))
+                remaining[index] -= 1
+            running[index] = 0.0
+    return [score for env_scores in scores for score in env_scores]

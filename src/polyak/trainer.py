@@ -30,7 +30,7 @@ from polyak.checkpoint import (
 from polyak.config import Configs
 from polyak.envs import final_observations, make_env
 from polyak.errors import CheckpointError, PolyakError
-from polyak.evaluation import run_episodes
+from polyak.evaluation import evaluation_seed, run_episodes
 from polyak.logger import Logger
 from polyak.replay import Replay
 from polyak.scores import ScoreBoard
@@ -125,7 +125,7 @@ class Trainer:
         assert self.eval_env is not None
         scores = run_episodes(
             self.eval_env, lambda obs: self.agent.act(obs, explore=False), self.configs.trainer.eval_episodes,
-            self.eval_seed,
+            evaluation_seed(self.eval_seed, len(self.eval_scores)),
         )
         return float(np.mean(scores))
 
