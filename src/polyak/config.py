@@ -91,6 +91,8 @@ def _matches(value: Any, annotation: Any) -> bool:
         if len(args) == 2 and args[1] is Ellipsis:
             return all(_matches(v, args[0]) for v in value)
         return len(value) == len(args) and all(_matches(v, a) for v, a in zip(value, args, strict=True))
+    if origin is dict:
+        return isinstance(value, dict) and all(isinstance(k, str) for k in value)
     if annotation is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if annotation is int:
@@ -108,6 +110,8 @@ def _describe(annotation: Any) -> str:
         return " or ".join(_describe(a) for a in typing.get_args(annotation))
     if annotation is type(None):
         return "None"
+    if origin is dict:
+        return "a dict with string keys"
     if origin is tuple:
         args = typing.get_args(annotation)
         inner = _describe(args[0]) if args else "value"
@@ -355,9 +359,13 @@ class TrainerConfig(_Validated):
     episodes, their mean (the Udacity Reacher rule: score = mean over the 20 arms).
     Training ends at ``max_env_steps``, ``max_episodes``, when the ``solve_window``-episode mean
     reaches ``solve_score``, or when an evaluation mean reaches ``eval_stop_score``.
+
+    ``env_id`` is a Gymnasium id or ``module:EnvId`` (Gymnasium's convention: import ``module``,
+    then make ``EnvId``); ``env_kwargs`` go to the env's constructor, e.g. ``{'reset_noise_scale': 0.1}``.
     """
 
     env_id: str = "Pendulum-v1"
+    env_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
     num_envs: int = 1
     seed: int = 0
     max_env_steps: int = 20_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -34,6 +34,7 @@ class Policy:
     num_envs: int
     actor: Actor
     device: torch.device
+    env_kwargs: dict = field(default_factory=dict)
 
     @torch.no_grad()
     def __call__(self, obs: np.ndarray) -> np.ndarray:
@@ -80,12 +81,13 @@ def load_policy_from_run(run_dir: Path, checkpoint: str | None, device: str = "c
         raise CheckpointError(f"checkpoint {path} does not hold an agent") from None
     torch_device = torch.device(device)
     actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
-    return Policy(configs.trainer.env_id, configs.trainer.num_envs, actor, torch_device)
+    trainer = configs.trainer
+    return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs))
 
 
 def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs: int | None = None) -> list[float]:
     """Episode scores of the policy on fresh envs (default: one episode per env)."""
-    env = make_env(policy.env_id, num_envs or policy.num_envs)
+    env = make_env(policy.env_id, num_envs or policy.num_envs, **policy.env_kwargs)
     try:
         obs_dim = int(env.single_observation_space.shape[0])
         if obs_dim != _input_dim(policy.actor):
@@ -121,7 +123,8 @@ def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
         raise CheckpointError(f"{directory / ACTOR_FILE} is damaged ({error})") from None
     torch_device = torch.device(device)
     actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
-    return Policy(configs.trainer.env_id, configs.trainer.num_envs, actor, torch_device)
+    trainer = configs.trainer
+    return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs))
 
 
 def load_policy(run_dir: str | None, checkpoint: str | None = None, device: str = "cpu") -> Policy:

@@ -25,7 +25,8 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
     os.environ.setdefault("MUJOCO_GL", "egl")
     import imageio.v3 as iio
 
-    env = make_env(policy.env_id, policy.num_envs, render_mode="rgb_array", width=width, height=height)
+    env = make_env(policy.env_id, policy.num_envs, render_mode="rgb_array", width=width, height=height,
+                   **policy.env_kwargs)
     frames: list[np.ndarray] = []
     try:
         obs, _ = env.reset(seed=seed)

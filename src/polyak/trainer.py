@@ -77,8 +77,8 @@ class Trainer:
         cfg = configs.trainer
         torch.manual_seed(cfg.seed)
         env_seq, agent_seq, explore_seq, sampler_seq, eval_seq = np.random.SeedSequence(cfg.seed).spawn(5)
-        self.env = make_env(cfg.env_id, cfg.num_envs)
-        self.eval_env = make_env(cfg.env_id, cfg.num_envs) if cfg.eval_interval is not None else None
+        self.env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
+        self.eval_env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs) if cfg.eval_interval is not None else None
         self.obs_dim = int(self.env.single_observation_space.shape[0])
         self.action_dim = int(self.env.single_action_space.shape[0])
         self.env_seed = int(env_seq.generate_state(1)[0] % 2**31)

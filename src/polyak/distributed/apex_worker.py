@@ -39,7 +39,7 @@ class RolloutWorker:
         # Ape-X: initial priorities from the worker's own networks (else the shard gives the max priority).
         self.initial_td = configs.replay.prioritized and configs.replay.initial_priority is InitialPriority.TD_ERROR
         env_seed, agent_seed, explore_seed = np.random.SeedSequence(seed).spawn(3)
-        self.env = make_env(cfg.env_id, cfg.num_envs)
+        self.env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
         self.obs_dim = int(self.env.single_observation_space.shape[0])
         self.action_dim = int(self.env.single_action_space.shape[0])
         agent_config = dataclasses.replace(configs.agent, device=Device.CPU)

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
+
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.wrappers.vector import RescaleAction
 
 from polyak.errors import EnvError
+
+
+def resolve_env_id(env_id: str) -> str:
+    """Gymnasium's ``module:EnvId`` convention: import ``module`` (which registers the env), return ``EnvId``."""
+    module, separator, name = env_id.partition(":")
+    if not separator:
+        return env_id
+    if not module or not name:
+        raise EnvError(f"environment id {env_id!r} must be 'EnvId' or 'module:EnvId'")
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        raise EnvError(f"environment {env_id!r} needs module {module!r}, which cannot be imported: {error}") from None
+    return name
 
 
 def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
@@ -23,9 +39,11 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
     Envs registered with a SAME_STEP ``vector_entry_point`` (polyak/UnityReacher-v0) use it: one
     model for all copies; others get a ``SyncVectorEnv``. Autoreset is SAME_STEP: a finished
     episode's last observation is in ``info["final_obs"]`` and the returned observation already
-    starts the next episode. The returned env takes actions in [-1, 1]. ``env_kwargs`` go to the
-    env's constructor (e.g. ``width``/``height`` of rendered frames).
+    starts the next episode. The returned env takes actions in [-1, 1]. ``env_id`` may be
+    ``module:EnvId`` (the module is imported first). ``env_kwargs`` go to the env's constructor
+    (``TrainerConfig.env_kwargs``, or ``width``/``height`` of rendered frames).
     """
+    env_id = resolve_env_id(env_id)
     spec = _spec(env_id)
     kwargs = dict(env_kwargs) if render_mode is None else {"render_mode": render_mode, **env_kwargs}
     try:
@@ -42,6 +60,8 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
             )
     except gym.error.Error as error:
         raise EnvError(f"cannot create environment {env_id!r}: {error}") from None
+    except TypeError as error:  # an unknown keyword argument
+        raise EnvError(f"cannot create environment {env_id!r} with {kwargs}: {error}") from None
     except ImportError as error:
         raise EnvError(f"environment {env_id!r} needs a package that is not installed: {error}") from None
     space = env.single_action_space

@@ -1,0 +1,34 @@
+"""`module:EnvId` and `TrainerConfig.env_kwargs` through train, --resume, test, record and export."""
+
+from __future__ import annotations
+
+import os
+
+from tests.smoke.cli_helpers import PENDULUM, polyak
+from tests.unit.test_env_ids import ENV_MODULE
+
+ARGS = ["--gin-param", "TrainerConfig.env_id='polyak_cli_line_env:CliLine-v0'",
+        "--gin-param", "TrainerConfig.env_kwargs={'length': 50, 'scale': 2.0}",
+        "--gin-param", "TrainerConfig.start_steps=100", "--gin-param", "ReplayConfig.min_size=100",
+        "--gin-param", "TrainerConfig.eval_interval=200", "--gin-param", "TrainerConfig.eval_episodes=2",
+        "--gin-param", "NetworkConfig.hidden_sizes=(16, 16)", "--gin-param", "TrainerConfig.checkpoint_interval=200"]
+
+
+def test_module_env_with_kwargs_trains_resumes_tests_and_exports(tmp_path, monkeypatch):
+    (tmp_path / "polyak_cli_line_env.py").write_text(ENV_MODULE.replace("{name}", "CliLine-v0"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    run = tmp_path / "run"
+    first = polyak("train", "--config", PENDULUM, "--run-dir", str(run), *ARGS,
+                   "--gin-param", "TrainerConfig.max_env_steps=300")
+    assert first.returncode == 0, first.stderr
+    assert "env_kwargs = {'length': 50, 'scale': 2.0}" in (run / "config.gin").read_text()
+    (run / "summary.json").unlink()  # as if the run had been killed after its last checkpoint
+    resumed = polyak("train", "--resume", str(run), "--gin-param", "TrainerConfig.max_env_steps=500")
+    assert resumed.returncode == 0, resumed.stderr
+    tested = polyak("test", str(run), "--episodes", "2")
+    assert tested.returncode == 0, tested.stderr
+    assert "mean score 50.00" in tested.stdout  # reward 1 per step, episodes of length 50 from env_kwargs
+    exported = polyak("export", str(run), "--out", str(tmp_path / "exported"))
+    assert exported.returncode == 0, exported.stderr
+    again = polyak("test", str(tmp_path / "exported"), "--episodes", "1")
+    assert again.returncode == 0 and "mean score 50.00" in again.stdout, again.stderr
