@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -26,6 +28,21 @@ def _gin_message(error: Exception) -> str:
     return f"{lines[0]} ({where[0].lower() + where[1:]})" if where else lines[0]
 
 
+@contextlib.contextmanager
+def _quiet_include_search() -> Iterator[None]:
+    """Gin logs 'Path not found' for each search location an ``include`` misses before one holds the file."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Path not found")
+
+    root = logging.getLogger()
+    root.addFilter(keep)
+    try:
+        yield
+    finally:
+        root.removeFilter(keep)
+
+
 def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
     """Parse a gin file and extra bindings into gin's global config (cleared first).
 
@@ -39,8 +56,10 @@ def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
         if not config_file.is_file():
             raise ConfigError(f"config file {config_file} does not exist")
         files.append(str(config_file))
+        gin.add_config_file_search_path(str(config_file.resolve().parent))  # `include` beside the file
     try:
-        gin.parse_config_files_and_bindings(files, list(bindings), finalize_config=False)
+        with _quiet_include_search():
+            gin.parse_config_files_and_bindings(files, list(bindings), finalize_config=False)
     except ConfigError:
         raise
     except Exception as error:  # gin raises ValueError, SyntaxError, TokenError, ... for bad text

@@ -1,0 +1,300 @@
+"""The benchmark suite: polyak's DDPG and TD3 beside Stable-Baselines3's TD3 on toy, MuJoCo and PyBullet tasks.
+
+Usage:
+  python benchmarks/suite.py [--only TASK ...] [--rows ROW ...] [--seeds 0 1 2] [--jobs 2]
+  python benchmarks/suite.py --report          # only rebuild suite.json and the plots from finished runs
+
+Each finished (task, row, seed) is written at once to ``benchmarks/results/suite/<task>/<row>_seed_<s>.json``
+(with the commit and the machine load) and a re-run skips it, so the table fills over several sittings.
+Every run trains in its own process with one torch thread; ``--jobs`` run at a time.
+
+Every row is evaluated the same way: the deterministic policy for 10 episodes every 5,000 env steps (1,000 on the
+20k-step tasks), each evaluation on new start states drawn from a seeded stream (``polyak.evaluation``), so runs stay
+reproducible and no evaluation replays another's starts. ``final_returns`` is, per seed, the mean return of the last
+evaluation (at the budget). The polyak rows train ``configs/suite/<task>_<algo>.gin`` through the CLI; ``sb3_td3``
+is SB3's TD3 built from the hyperparameters of ``configs/suite/<task>_td3.gin`` (networks, batch, learning rate,
+noise, start steps, delays, tau, gamma, replay size), with the same evaluation function on a polyak-made env.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from common import code_commit, machine_info, read_metrics
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+RUNS = RESULTS / "suite"
+CONFIGS = ROOT / "configs" / "suite"
+EVAL_EPISODES = 10
+
+
+@dataclass(frozen=True)
+class Task:
+    env_id: str
+    budget: int
+    eval_every: int
+    config_stem: str
+
+
+TASKS: dict[str, Task] = {
+    "Pendulum-v1": Task("Pendulum-v1", 20_000, 1_000, "pendulum"),
+    "MountainCarContinuous-v0": Task("MountainCarContinuous-v0", 50_000, 5_000, "mountaincar"),
+    "InvertedPendulum-v5": Task("InvertedPendulum-v5", 20_000, 1_000, "invertedpendulum"),
+    "HalfCheetah-v5": Task("HalfCheetah-v5", 100_000, 5_000, "halfcheetah"),
+    "Hopper-v5": Task("Hopper-v5", 100_000, 5_000, "hopper"),
+    "HopperBulletEnv-v0": Task("pybullet_envs_gymnasium:HopperBulletEnv-v0", 100_000, 5_000, "hopperbullet"),
+}
+ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3")
+
+
+def result_path(task: str, row: str, seed: int) -> Path:
+    return RUNS / TASKS[task].config_stem / f"{row}_seed_{seed}.json"
+
+
+def config_file(task: str, algo: str) -> Path:
+    return CONFIGS / f"{TASKS[task].config_stem}_{algo}.gin"
+
+
+# ---------------------------------------------------------------------------------------------- one run
+def run_polyak(task: str, row: str, seed: int) -> dict[str, Any]:
+    """``polyak train`` on the task's shipped config; the trainer evaluates with the suite's protocol."""
+    algo = row.removeprefix("polyak_")
+    spec = TASKS[task]
+    run_dir = ROOT / "runs" / "suite" / spec.config_stem / f"{row}_seed_{seed}"
+    if run_dir.exists():  # a run cut short in an earlier sitting: start it again
+        subprocess.run(["rm", "-rf", str(run_dir)], check=True)
+    bindings = [f"TrainerConfig.max_env_steps = {spec.budget}", f"TrainerConfig.eval_interval = {spec.eval_every}",
+                f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False"]
+    command = [sys.executable, "-m", "polyak.cli", "train", "--config", str(config_file(task, algo)),
+               "--seed", str(seed), "--run-dir", str(run_dir)]
+    for binding in bindings:
+        command += ["--gin-param", binding]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    evals = [(int(r["env_steps"]), float(r["score"])) for r in read_metrics(run_dir) if r["kind"] == "eval"]
+    return {"eval_steps": [s for s, _ in evals], "eval_returns": [r for _, r in evals],
+            "wall_seconds": summary["wall_seconds"],
+            "settings": {"config": str(config_file(task, algo).relative_to(ROOT)), "gin_params": bindings}}
+
+
+def sb3_td3_kwargs(task: str) -> dict[str, Any]:
+    """SB3 TD3's arguments from the polyak TD3 config of the same task, so both rows train alike."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    parse_gin(config_file(task, "td3"), [])
+    configs = build_configs_from_gin()
+    agent, trainer = configs.agent, configs.trainer
+    assert configs.actor.lr == configs.critic.lr, "SB3's TD3 has one learning rate for both networks"
+    assert configs.critic.action_layer == 0 and configs.noise.kind.value == "gaussian"
+    assert configs.actor.weight_init.value == "pytorch", "SB3 keeps PyTorch's default initialisation"
+    return {
+        "learning_rate": configs.actor.lr, "buffer_size": configs.replay.capacity,
+        "learning_starts": trainer.start_steps, "batch_size": agent.batch_size, "tau": agent.tau,
+        "gamma": agent.gamma, "train_freq": trainer.learn_every, "gradient_steps": trainer.learn_steps,
+        "policy_delay": agent.policy_delay, "target_policy_noise": agent.target_policy_noise,
+        "target_noise_clip": agent.target_noise_clip, "noise_sigma": configs.noise.sigma,
+        "net_arch": {"pi": list(configs.actor.hidden_sizes), "qf": list(configs.critic.hidden_sizes)},
+        "n_critics": agent.n_critics,
+    }
+
+
+def evaluation_stream(seed: int) -> int:
+    """The evaluation stream of a polyak run with this seed (the trainer's fifth SeedSequence child)."""
+    import numpy as np
+
+    return int(np.random.SeedSequence(seed).spawn(5)[4].generate_state(1)[0] % 2**31)
+
+
+def run_sb3_td3(task: str, seed: int) -> dict[str, Any]:
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from stable_baselines3 import TD3
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    from polyak.envs import make_env
+    from polyak.envs.factory import resolve_env_id
+    from polyak.evaluation import evaluation_seed, run_episodes
+
+    spec = TASKS[task]
+    settings = sb3_td3_kwargs(task)
+    kwargs = dict(settings)
+    sigma, net_arch, n_critics = kwargs.pop("noise_sigma"), kwargs.pop("net_arch"), kwargs.pop("n_critics")
+    env = gym.make(resolve_env_id(spec.env_id))
+    action_dim = env.action_space.shape[0]
+    model = TD3("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
+                action_noise=NormalActionNoise(np.zeros(action_dim), sigma * np.ones(action_dim)),
+                policy_kwargs={"net_arch": net_arch, "n_critics": n_critics}, **kwargs)
+    eval_env = make_env(spec.env_id, 1)  # actions in [-1, 1], as the actor outputs them
+    stream = evaluation_stream(seed)
+    steps: list[int] = []
+    returns: list[float] = []
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return model.actor(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+
+    class Evaluate(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps % spec.eval_every == 0:
+                model.policy.set_training_mode(False)
+                scores = run_episodes(eval_env, act, EVAL_EPISODES, evaluation_seed(stream, len(returns)))
+                steps.append(self.num_timesteps)
+                returns.append(float(np.mean(scores)))
+            return True
+
+    started = time.perf_counter()
+    model.learn(total_timesteps=spec.budget, callback=Evaluate())
+    wall = time.perf_counter() - started
+    eval_env.close()
+    env.close()
+    return {"eval_steps": steps, "eval_returns": returns, "wall_seconds": round(wall, 3),
+            "settings": {"library": "stable-baselines3", "algorithm": "TD3", **settings,
+                         "from_config": str(config_file(task, "td3").relative_to(ROOT))}}
+
+
+def run_one(task: str, row: str, seed: int) -> None:
+    """Train one (task, row, seed) in this process and write its result file."""
+    import torch
+
+    torch.set_num_threads(1)
+    load_before = os.getloadavg()
+    runner: Callable[[], dict[str, Any]] = (
+        (lambda: run_sb3_td3(task, seed)) if row == "sb3_td3" else (lambda: run_polyak(task, row, seed))
+    )
+    result = runner()
+    spec = TASKS[task]
+    result.update({
+        "task": task, "row": row, "seed": seed, "budget": spec.budget,
+        "final_return": result["eval_returns"][-1],
+        "env_steps_per_s": round(spec.budget / result["wall_seconds"], 2),
+        "code_commit": code_commit(), "machine": machine_info(),
+        "load_average": {"before": [round(x, 2) for x in load_before],
+                         "after": [round(x, 2) for x in os.getloadavg()]},
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    })
+    path = result_path(task, row, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(result, indent=1) + "\n")
+    temporary.replace(path)
+    print(f"{task} {row} seed {seed}: final {result['final_return']:.1f}, {result['env_steps_per_s']} env steps/s",
+          flush=True)
+
+
+# ---------------------------------------------------------------------------------------------- report
+def collect() -> dict[str, Any]:
+    """suite.json from every finished run file."""
+    tasks: dict[str, Any] = {}
+    commits: set[str] = set()
+    machines: dict[str, Any] = {}
+    for task, spec in TASKS.items():
+        rows: dict[str, Any] = {}
+        for row in ROWS:
+            runs = sorted((json.loads(p.read_text()) for p in (RUNS / spec.config_stem).glob(f"{row}_seed_*.json")),
+                          key=lambda r: r["seed"])
+            if not runs:
+                continue
+            rows[row] = {
+                "seeds": [r["seed"] for r in runs],
+                "final_returns": [r["final_return"] for r in runs],
+                "eval_steps": runs[0]["eval_steps"],
+                "eval_returns": [r["eval_returns"] for r in runs],
+                "env_steps_per_s": [r["env_steps_per_s"] for r in runs],
+                "code_commits": [r["code_commit"]["commit"] for r in runs],
+                "load_average_before": [r["load_average"]["before"] for r in runs],
+                "settings": runs[0]["settings"],
+            }
+            commits.update(r["code_commit"]["commit"] for r in runs)
+            machines.update({r["machine"]["cpu"]: r["machine"] for r in runs})
+        tasks[task] = {"budget": spec.budget, "eval_every": spec.eval_every, "rows": rows}
+    return {"benchmark": "suite", "tasks": tasks, "machine": list(machines.values()),
+            "code_commit": sorted(commits), "eval_protocol": (
+                f"deterministic policy, {EVAL_EPISODES} episodes per evaluation, new start states per evaluation "
+                "from a seeded stream; final return = mean of the last evaluation")}
+
+
+def plot(suite: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    for task, entry in suite["tasks"].items():
+        if not entry["rows"]:
+            continue
+        figure, axes = plt.subplots(figsize=(6, 4))
+        for row, data in entry["rows"].items():
+            length = min(len(r) for r in data["eval_returns"])
+            curves = np.array([r[:length] for r in data["eval_returns"]])
+            steps = np.array(data["eval_steps"][:length])
+            mean, std = curves.mean(axis=0), curves.std(axis=0)
+            axes.plot(steps, mean, label=f"{row} ({len(curves)} seeds)")
+            axes.fill_between(steps, mean - std, mean + std, alpha=0.2)
+        axes.set(title=f"{task}, {entry['budget']:,} env steps", xlabel="env steps",
+                 ylabel=f"evaluation return ({EVAL_EPISODES} episodes)")
+        axes.legend()
+        axes.grid(alpha=0.3)
+        figure.tight_layout()
+        figure.savefig(RESULTS / f"suite_{TASKS[task].config_stem}.png", dpi=100)
+        plt.close(figure)
+
+
+def report() -> dict[str, Any]:
+    suite = collect()
+    (RESULTS / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
+    plot(suite)
+    for task, entry in suite["tasks"].items():
+        for row, data in entry["rows"].items():
+            finals = data["final_returns"]
+            spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
+            print(f"{task:26s} {row:12s} {statistics.mean(finals):9.1f} ± {spread:7.1f} "
+                  f"({len(finals)} seeds, {statistics.median(data['env_steps_per_s']):.0f} env steps/s)")
+    return suite
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=list(TASKS), default=list(TASKS), metavar="TASK")
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--report", action="store_true", help="only rebuild suite.json and the plots")
+    parser.add_argument("--one", nargs=3, metavar=("TASK", "ROW", "SEED"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        run_one(args.one[0], args.one[1], int(args.one[2]))
+        return
+    if not args.report:
+        todo = [(task, row, seed) for task in args.only for row in args.rows for seed in args.seeds
+                if not result_path(task, row, seed).exists()]
+        print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
+        environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+        def launch(job: tuple[str, str, int]) -> int:
+            task, row, seed = job
+            return subprocess.run([sys.executable, __file__, "--one", task, row, str(seed)], env=environment).returncode
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
+        if failed:
+            print(f"failed: {failed}", flush=True)
+    print(json.dumps({"tasks": {t: list(e["rows"]) for t, e in report()["tasks"].items()}}))
+
+
+if __name__ == "__main__":
+    main()
