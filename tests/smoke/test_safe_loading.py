@@ -1,6 +1,7 @@
 """No loading path unpickles: a checkpoint carrying a pickle payload that would create a file is refused."""
 
 import pickle
+import re
 import shutil
 from pathlib import Path
 
@@ -51,9 +52,9 @@ def _poisoned_copies(clean_run, tmp_path, marker):
     npy_checkpoint = sorted((npy_run / "checkpoints").glob("step_*"))[-1]
     np.save(npy_checkpoint / "evil.npy", np.array([Exploit(marker)], dtype=object), allow_pickle=True)
     meta = (npy_checkpoint / "state.json").read_text()
-    # point the replay's reward array at the pickled object array
-    (npy_checkpoint / "state.json").write_text(meta.replace('{"__ndarray__": "state.replay.storage.reward"}',
-                                                            '{"__npy__": "evil.npy"}'))
+    # point the n-step assembler's first array at the pickled object array
+    (npy_checkpoint / "state.json").write_text(re.sub(r'\{"__ndarray__": "state\.replay\.nstep\.[^"]*"\}',
+                                                      '{"__npy__": "evil.npy"}', meta, count=1))
     assert "evil.npy" in (npy_checkpoint / "state.json").read_text()
     return run, checkpoint, exported, npy_run
 

@@ -47,6 +47,9 @@ class ReplayStorage:
             ("discount",) if per_sample_discount else ())
         self.position = 0
         self.size = 0
+        self.added = 0  # rows ever added; row number i lives at physical row (i - offset) % capacity
+        self.offset = 0
+        self.chunk_log: dict[str, list[dict[str, Any]]] = {}  # see StoredRows
         # Zero-copy tensor views of the arrays, and reused batch tensors (see gather).
         self._sources = {name: torch.from_numpy(getattr(self, name)) for name in self.FIELDS}
         self._staging: dict[str, torch.Tensor] | None = None
@@ -79,12 +82,14 @@ class ReplayStorage:
             self.discount[rows] = discount
         self.position = int((self.position + count) % self.capacity)
         self.size = min(self.size + count, self.capacity)
+        self.added += count
         return rows
 
     def clear(self) -> None:
-        """Forget every row (seed 004's ``buffer_life``); memory stays reserved."""
+        """Forget every row (the ``buffer_life`` of the Reacher notebook); memory stays reserved."""
         self.position = 0
         self.size = 0
+        self.offset = self.added
 
     def gather(self, indices: np.ndarray, discount: float, device: torch.device) -> Batch:
         """Rows ``indices`` as tensors on ``device``; ``discount`` applies unless rows store their own.
@@ -126,17 +131,86 @@ class ReplayStorage:
             }
         return self._staging
 
+    def rows(self, start: int, end: int) -> dict[str, np.ndarray]:
+        """Copies of the rows added ``start``-th to ``end``-th (counting every row ever added)."""
+        if not self.added - self.size <= start <= end <= self.added:
+            raise ValueError(f"rows {start}..{end} are not stored (stored: {self.added - self.size}..{self.added})")
+        physical = (np.arange(start, end) - self.offset) % self.capacity
+        return {name: getattr(self, name)[physical] for name in self.FIELDS}
+
     def state_dict(self) -> dict[str, Any]:
-        """Stored rows (only the filled part) and the write position."""
-        state: dict[str, Any] = {name: getattr(self, name)[: self.size] for name in self.FIELDS}
-        state.update(position=self.position, size=self.size)
-        return state
+        """The stored rows (as :class:`StoredRows`, which checkpoints write incrementally) and the write position."""
+        return {"rows": StoredRows(self, self.added - self.size, self.added), "position": self.position,
+                "size": self.size, "added": self.added, "offset": self.offset}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        size = int(state["size"])
-        if size > self.capacity:
-            raise ValueError(f"replay holds {size} rows but capacity is {self.capacity}")
+        size, position = int(state["size"]), int(state["position"])
+        if not 0 <= size <= self.capacity or not 0 <= position < self.capacity:
+            raise ValueError(f"replay holds {size} rows at position {position} but capacity is {self.capacity}")
+        if "rows" not in state:  # format 1: the filled part as arrays, position and size
+            self._place(0, {name: state[name] for name in self.FIELDS}, size)
+            self.added, self.offset = size, size - position
+        else:
+            added, offset = int(state["added"]), int(state["offset"])
+            if (added - offset) % self.capacity != position or size > added - offset:
+                raise ValueError("replay position, size and row count disagree")
+            rows = state["rows"]
+            if (rows.start, rows.end) != (added - size, added):
+                raise ValueError(f"replay rows {rows.start}..{rows.end} do not match its {size} rows up to {added}")
+            self.added, self.offset = added, offset
+            for start, arrays in rows.pieces:
+                count = len(arrays["reward"])
+                self._place((start - offset) % self.capacity, arrays, count)
+            self.chunk_log = dict(rows.chunk_log)
+        self.size, self.position = size, position
+
+    def _place(self, first: int, arrays: dict[str, np.ndarray], count: int) -> None:
+        """Write ``count`` rows starting at physical row ``first`` (wrapping), checking shapes and dtypes."""
+        physical = (first + np.arange(count)) % self.capacity
         for name in self.FIELDS:
-            getattr(self, name)[:size] = state[name]
-        self.size = size
-        self.position = int(state["position"])
+            array = np.asarray(arrays[name])
+            expected = (count, *getattr(self, name).shape[1:])
+            if array.shape != expected or array.dtype != np.float32:
+                raise ValueError(f"replay field {name} has shape {array.shape} and dtype {array.dtype}, "
+                                 f"expected {expected} float32")
+            getattr(self, name)[physical] = array
+
+
+@dataclass
+class StoredRows:
+    """Rows ``start``..``end`` (counted over every row ever added) of a storage, for a checkpoint to write.
+
+    Rows never change once added (new rows take new numbers), so a checkpoint writes only those
+    no earlier checkpoint wrote; ``storage.chunk_log`` remembers, per chunk directory, which chunk
+    files hold which rows.
+    """
+
+    storage: ReplayStorage
+    start: int
+    end: int
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(self.storage.FIELDS)
+
+    def read(self, start: int, end: int) -> dict[str, np.ndarray]:
+        return self.storage.rows(start, end)
+
+    @property
+    def pieces(self) -> list[tuple[int, dict[str, np.ndarray]]]:
+        """All rows as one piece, so a state dict also loads in memory (as :class:`LoadedRows` does)."""
+        return [(self.start, self.read(self.start, self.end))]
+
+    @property
+    def chunk_log(self) -> dict[str, list[dict[str, Any]]]:
+        return {}
+
+
+@dataclass
+class LoadedRows:
+    """Rows read back from chunk files: ``pieces`` of (first row number, field arrays)."""
+
+    start: int
+    end: int
+    pieces: list[tuple[int, dict[str, np.ndarray]]]
+    chunk_log: dict[str, list[dict[str, Any]]]
