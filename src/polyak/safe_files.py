@@ -144,7 +144,7 @@ def write_error(error: BaseException) -> OSError:
     import errno
     import re
 
-    found = re.search(r"code: (\d+)", str(error))
+    found = re.search(r"(?:code: |os error )(\d+)", str(error))
     if found:
         code = int(found.group(1))
         return OSError(code, os.strerror(code))

@@ -81,3 +81,82 @@ def test_keep_last_n(tmp_path, capsys, monkeypatch, keep):
                  "--gin-param", "TrainerConfig.eval_episodes=1", "--run-dir", str(tmp_path / "run")]) == 0
     assert len(complete_checkpoints(tmp_path / "run" / "checkpoints")) == keep
     assert (tmp_path / "run" / "checkpoints" / "best" / "state.safetensors").is_file()
+
+
+# ---------------------------------------------------------------- real write failures, through the CLI
+REAL = ["--config", "configs/pendulum.gin", *BASE, "--gin-param", "TrainerConfig.eval_interval=None",
+        "--gin-param", "TrainerConfig.max_env_steps=3000"]
+
+
+def _cli(args, limit=None, timeout=300):
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def preexec():
+        if limit is not None:  # every write past `limit` bytes fails with EFBIG (Python ignores SIGXFSZ)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.Popen([sys.executable, "-m", "polyak.cli", *args], cwd=ROOT, preexec_fn=preexec,
+                            env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+
+
+def _interrupted_run(run_dir):
+    """A run stopped by SIGTERM after its first checkpoints: complete checkpoints, no summary."""
+    import signal
+    import time
+
+    process = _cli(["train", *REAL, "--run-dir", str(run_dir)])
+    deadline = time.monotonic() + 120
+    while len(complete_checkpoints(run_dir / "checkpoints")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=120) == 0, process.stderr.read()
+    assert not (run_dir / "summary.json").exists()
+    return complete_checkpoints(run_dir / "checkpoints")[-1]
+
+
+def _one_line_and_intact(process, run_dir, newest, expected):
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 2, err
+    assert err.startswith("polyak: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert expected in err, err
+    found = complete_checkpoints(run_dir / "checkpoints")
+    assert found[-1] == newest, "no newer checkpoint can have been completed"
+    load_checkpoint(newest)
+    resumed = _cli(["train", "--resume", str(run_dir)])
+    _, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0 and (run_dir / "summary.json").is_file(), err
+
+
+def test_file_size_limit_during_a_save_gives_one_line_and_resume_works(tmp_path):
+    run_dir = tmp_path / "run"
+    newest = _interrupted_run(run_dir)
+    state_bytes = (newest / "state.safetensors").stat().st_size
+    # the resumed process may write small files (metrics, events) but no file as large as a checkpoint's
+    process = _cli(["train", "--resume", str(run_dir)], limit=state_bytes // 2)
+    _one_line_and_intact(process, run_dir, newest, "File too large")
+
+
+@pytest.mark.skipif(__import__("os").geteuid() == 0,
+                    reason="root ignores permission bits and this machine has no read-only mount or second user "
+                           "to run as; the RLIMIT_FSIZE test above makes a real write fail instead")
+def test_read_only_checkpoints_dir_gives_one_line_and_resume_works(tmp_path):
+    run_dir = tmp_path / "run"
+    newest = _interrupted_run(run_dir)
+    checkpoints = run_dir / "checkpoints"
+    modes = {path: path.stat().st_mode for path in (checkpoints, checkpoints / "replay")}
+    for path in modes:
+        path.chmod(0o555)
+    try:
+        process = _cli(["train", "--resume", str(run_dir)])
+        _, err = process.communicate(timeout=300)
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+    assert process.returncode == 2 and err.count("\n") == 1 and "Permission denied" in err, err
+    assert complete_checkpoints(checkpoints)[-1] == newest
+    resumed = _cli(["train", "--resume", str(run_dir)])
+    assert resumed.wait(timeout=300) == 0
