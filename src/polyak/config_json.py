@@ -106,10 +106,19 @@ def configs_from_dict(data: Any) -> tuple[Configs, ApexConfig | None]:
     configs.validate()
     apex = None
     if data.get("apex") is not None:
-        from polyak.distributed.apex_config import ApexConfig
-
-        apex = _build(ApexConfig, "ApexConfig", data["apex"])
+        apex = _build(_apex_class(), "ApexConfig", data["apex"])
     return configs, apex
+
+
+def _apex_class() -> type:
+    """``ApexConfig`` (pure Python, no ray)."""
+    import polyak.config
+
+    if hasattr(polyak.config, "ApexConfig"):
+        return polyak.config.ApexConfig
+    from polyak.distributed.apex_config import ApexConfig
+
+    return ApexConfig
 
 
 def configs_from_json(text: str) -> tuple[Configs, ApexConfig | None]:
