@@ -56,7 +56,9 @@ class ReplayClient:
             filled = [k for k, size in enumerate(self.sizes) if size > 0]
             shard = filled[self._next % len(filled)]
             self._next += 1
-            self.pending.append((self.shards[shard].sample.remote(self.batch_size), shard))
+            # the request count is the learner's update count (ahead by at most ``prefetch``): every shard
+            # anneals beta by it, so beta reaches 1 after ReplayConfig.beta_steps updates however many shards
+            self.pending.append((self.shards[shard].sample.remote(self.batch_size, self._next - 1), shard))
         ref, shard = self.pending.popleft()
         return get(ref), shard
 

@@ -34,8 +34,14 @@ class ReplayShard:
         self.sampler.on_add(rows, td_errors)
         return len(self.storage)
 
-    def sample(self, batch_size: int) -> dict[str, np.ndarray | None]:
-        """A batch as NumPy arrays, with storage ``indices`` and importance ``weights`` (None if uniform)."""
+    def sample(self, batch_size: int, learner_step: int | None = None) -> dict[str, np.ndarray | None]:
+        """A batch as NumPy arrays, with storage ``indices`` and importance ``weights`` (None if uniform).
+
+        ``learner_step`` (the learner's update count over all shards) sets the point of the beta schedule;
+        without it the shard counts its own samples.
+        """
+        if learner_step is not None and isinstance(self.sampler, PrioritizedSampler):
+            self.sampler.steps = learner_step
         indices, weights = self.sampler.sample(len(self.storage), batch_size)
         batch: dict[str, np.ndarray | None] = {name: getattr(self.storage, name)[indices]
                                                for name in self.storage.FIELDS}
