@@ -121,6 +121,36 @@ def _apex_class() -> type:
     return ApexConfig
 
 
+def with_bindings(configs: Configs, bindings: list[str]) -> Configs:
+    """``configs`` with the user's own ``--gin-param`` bindings applied; gin parses those bindings only."""
+    if not bindings:
+        return configs
+    import gin
+
+    from polyak.ginconf import parse_gin
+
+    parse_gin(None, bindings)
+    sections = {}
+    try:
+        for key, (cls, label) in _SECTIONS.items():
+            config = getattr(configs, key)
+            names = [f"{label}.{{}}", f"{cls.__name__}.{{}}"] if "/" in label else [f"{label}.{{}}"]
+            overrides = {}
+            for field in dataclasses.fields(config):
+                for name in names:
+                    try:
+                        overrides[field.name] = gin.query_parameter(name.format(field.name))
+                        break
+                    except ValueError:
+                        continue
+            sections[key] = _build(cls, label, {**_section(config), **overrides}) if overrides else config
+    finally:
+        gin.clear_config()
+    updated = Configs(**sections)
+    updated.validate()
+    return updated
+
+
 def configs_from_json(text: str) -> tuple[Configs, ApexConfig | None]:
     try:
         data = json.loads(text)
