@@ -254,16 +254,32 @@ def plot(suite: dict[str, Any]) -> None:
         plt.close(figure)
 
 
+def markdown_table(suite: dict[str, Any]) -> str:
+    """The README's table: mean ± std of the final return over seeds, and median env steps/s, per task and row."""
+    lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps/s (" + ", ".join(ROWS) + ") |",
+             "| --- | --- | " + " | ".join("---" for _ in ROWS) + " | --- |"]
+    for task, entry in suite["tasks"].items():
+        cells, speeds = [], []
+        for row in ROWS:
+            data = entry["rows"].get(row)
+            if data is None:
+                cells.append("not run yet")
+                speeds.append("–")
+                continue
+            finals = data["final_returns"]
+            spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
+            cells.append(f"{statistics.mean(finals):.1f} ± {spread:.1f} ({len(finals)} seeds)")
+            speeds.append(f"{statistics.median(data['env_steps_per_s']):.0f}")
+        lines.append(f"| {task} | {entry['budget'] // 1000}k | " + " | ".join(cells) + " | " + ", ".join(speeds) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def report() -> dict[str, Any]:
     suite = collect()
     (RESULTS / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
+    (RESULTS / "suite.md").write_text(markdown_table(suite))
     plot(suite)
-    for task, entry in suite["tasks"].items():
-        for row, data in entry["rows"].items():
-            finals = data["final_returns"]
-            spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
-            print(f"{task:26s} {row:12s} {statistics.mean(finals):9.1f} ± {spread:7.1f} "
-                  f"({len(finals)} seeds, {statistics.median(data['env_steps_per_s']):.0f} env steps/s)")
+    print(markdown_table(suite))
     return suite
 
 
