@@ -77,8 +77,8 @@ def in_process(seconds: float) -> dict:
 
     def learner_step() -> None:
         data = shard.sample(configs.agent.batch_size)
-        metrics = agent.update(to_batch(data, agent.device))
-        shard.update_priorities(data["indices"], metrics["td_error"].cpu().numpy())
+        result = agent.learner.update(to_batch(data, agent.device))
+        shard.update_priorities(data["indices"], result.td_errors.cpu().numpy())
 
     updates, _ = _rate(learner_step, seconds)
     return {"worker_env_steps_per_s": round(worker_calls * chunk * configs.trainer.num_envs, 1),

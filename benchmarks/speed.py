@@ -6,7 +6,7 @@ Usage: python benchmarks/speed.py [--quick] [--only a b c] [--threads 1] [--devi
 What is measured (every timing with ``--threads`` torch threads, 1 by default, for both libraries):
 
 (a) Learning updates/s from a replay prefilled with the same random transitions (HalfCheetah dims,
-    obs 17 / action 6): polyak ``replay.sample`` + ``agent.update`` vs SB3 ``model.train(gradient_steps=K)``.
+    obs 17 / action 6): polyak ``replay.sample`` + ``learner.update`` vs SB3 ``model.train(gradient_steps=K)``.
     Rows: TD3 256-256, batch 256, lr 1e-3, tau 0.005, 2 critics, policy delay 2, target noise 0.2 / clip 0.5;
     the seed's DDPG Reacher networks (obs 33 / action 4, actor 256-128, critic 128-128, batch 256, tau 1e-3,
     1 critic, no delay or smoothing) matched to what SB3 can build (action joins the critic's input, no
@@ -234,8 +234,8 @@ def polyak_learner(agent: Agent, replay: Replay, batch_size: int, device: str) -
     def run(k: int) -> None:
         for _ in range(k):
             batch = replay.sample(batch_size, torch_device)
-            metrics = agent.update(batch)
-            replay.update_priorities(batch.indices, metrics["td_error"])
+            result = agent.learner.update(batch)
+            replay.update_priorities(batch.indices, result.td_errors)
         synchronize(device)
 
     return run
@@ -534,14 +534,15 @@ def polyak_time_to_threshold(seed: int, cap: int, device: str, config: Path) -> 
     with tempfile.TemporaryDirectory() as tmp, quiet():
         started = time.perf_counter()
         trainer = Trainer(configs, Path(tmp) / "run")
-        evaluate = trainer.evaluate
+        assert trainer.evaluator is not None
+        evaluate = trainer.evaluator.evaluate
 
-        def timed_evaluate() -> float:  # the trainer calls self.evaluate(); time stamp each eval's end
-            score = evaluate()
+        def timed_evaluate(policy, index: int) -> float:  # time stamp each eval's end
+            score = evaluate(policy, index)
             evals.append((trainer.env_steps, round(score, 2), round(time.perf_counter() - started, 2)))
             return score
 
-        trainer.evaluate = timed_evaluate  # type: ignore[method-assign]
+        trainer.evaluator.evaluate = timed_evaluate  # type: ignore[method-assign]
         trainer.run()
         total = time.perf_counter() - started
     return threshold_record(evals, total, cap)

@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 
 import gin
 
-import polyak.distributed.apex_config  # noqa: F401 - registers ApexConfig with gin (no ray); Ape-X runs load
-from polyak.errors import CheckpointError, ConfigError, PolyakError
+from polyak.errors import ConfigError, PolyakError
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin
+from polyak.run_dir import RunDir
 
 if TYPE_CHECKING:
-    from polyak.config import Configs
-    from polyak.distributed.apex_config import ApexConfig
+    from polyak.config import ApexConfig, Configs
     from polyak.trainer import Summary
 
 DEFAULT_CONFIG = "unity_reacher.gin"
@@ -58,24 +57,14 @@ def _check_writable(run_dir: Path) -> None:
 
 def _resume_setup(args: argparse.Namespace) -> tuple[Path, Path]:
     if args.config or args.seed is not None or args.run_dir:
-        raise ConfigError("--resume uses the run's own config.gin; do not combine it with --config, --seed, --run-dir")
-    run_dir = Path(args.resume)
-    if not run_dir.is_dir():
-        raise CheckpointError(f"run directory {run_dir} does not exist")
-    config_file = run_dir / "config.gin"
-    if not config_file.is_file():
-        raise CheckpointError(f"{run_dir} is not a polyak run directory (no config.gin)")
-    if (run_dir / "summary.json").is_file():
-        raise CheckpointError(f"{run_dir} already finished (it has summary.json); nothing to resume")
-    if "ApexConfig." in config_file.read_text():
-        raise CheckpointError(f"{run_dir} is an Ape-X run (--workers); Ape-X runs cannot be resumed (their replay "
-                              "lives in Ray actors and is not checkpointed)")
-    return run_dir, config_file
+        raise ConfigError("--resume uses the run's own config; do not combine it with --config, --seed, --run-dir")
+    run = RunDir(args.resume).require_resumable()
+    return run.path, run.config_gin
 
 
 def _parse_apex_gin(config_file: Path, bindings: list[str], workers: int) -> ApexConfig:
     """Ape-X defaults, then the config file, then --gin-param and --workers (later ones win)."""
-    from polyak.distributed.apex_config import APEX_DEFAULTS, ApexConfig
+    from polyak.config import APEX_DEFAULTS, ApexConfig
     from polyak.ginconf import _gin_message
 
     if not config_file.is_file():
@@ -108,11 +97,16 @@ def cmd_train(args: argparse.Namespace) -> int:
             if args.seed < 0:
                 raise ConfigError(f"--seed must be >= 0, got {args.seed}")
             bindings.append(f"TrainerConfig.seed = {args.seed}")
-    if args.workers is not None:
+    if args.resume:  # the run's config.json (gin never parses a run's file), then the user's own bindings
+        from polyak.config_json import with_bindings
+
+        configs = with_bindings(RunDir(run_dir).configs(), bindings)
+    elif args.workers is not None:
         apex = _parse_apex_gin(config_file, bindings, args.workers)
+        configs = build_configs_from_gin()
     else:
         parse_gin(config_file, bindings)
-    configs = build_configs_from_gin()
+        configs = build_configs_from_gin()
     if apex is not None:
         from polyak.distributed.apex_learner import check_apex_configs
         from polyak.distributed.ray_runtime import require_ray
@@ -126,7 +120,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.resume:
         if args.run_dir:
             run_dir = Path(args.run_dir)
-            if (run_dir / "summary.json").exists() or (run_dir / "checkpoints").exists():
+            if RunDir(run_dir).holds_a_run():
                 raise ConfigError(f"run directory {run_dir} already holds a run; choose another --run-dir "
                                   "or continue it with --resume")
         else:
@@ -169,7 +163,7 @@ def _report(summary: Summary, configs: Configs, run_dir: Path, resumable: bool) 
     final_eval = "" if summary.final_eval is None else f", final eval {summary.final_eval:.2f}"
     print(
         f"polyak: done: {summary.env_steps} env steps, {summary.episodes} episodes, {status}{final_eval}; "
-        f"wrote {run_dir / 'summary.json'}"
+        f"wrote {RunDir(run_dir).summary}"
     )
     return 0
 
@@ -201,20 +195,13 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    import re
-
     from polyak.plot import plot_runs
 
     run_dirs = [Path(d) for d in args.run_dirs]
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise ConfigError(f"run directory {run_dir} does not exist")
-    threshold = args.threshold
-    if threshold is None:
-        config = run_dirs[0] / "config.gin"
-        found = re.search(r"^TrainerConfig\.solve_score = ([-0-9.e]+)", config.read_text() if config.is_file() else "",
-                          re.MULTILINE)
-        threshold = float(found.group(1)) if found else None
+    threshold = args.threshold if args.threshold is not None else RunDir(run_dirs[0]).solve_score()
     out = plot_runs(run_dirs, Path(args.out), threshold, args.title)
     print(f"wrote {out}")
     return 0
@@ -261,6 +248,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     out = export_policy(Path(args.run_dir), Path(args.out), args.checkpoint)
     print(f"exported the actor of {args.run_dir} to {out}")
+    return 0
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from polyak.upgrade import upgrade
+
+    written = upgrade(Path(args.run_dir), trust=args.trust)
+    print(f"polyak: wrote {written}; the run now loads without parsing its config.gin")
     return 0
 
 
@@ -315,6 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
     export.set_defaults(handler=cmd_export)
 
+    upgrade = commands.add_parser("upgrade", help="give a run or exported agent of an older polyak its config.json "
+                                  "(parses its config.gin once: only for runs you trust)")
+    upgrade.add_argument("run_dir", metavar="RUN", help="run directory or exported agent")
+    upgrade.add_argument("--trust", action="store_true", help="convert without asking")
+    upgrade.set_defaults(handler=cmd_upgrade)
+
     sweep = commands.add_parser("sweep", help="run seeds x a grid of bindings in parallel on Ray Tune "
                                 "(needs polyak[distributed])")
     sweep.add_argument("--config", help=f"gin config file (default: the packaged {DEFAULT_CONFIG})")
@@ -337,6 +338,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except PolyakError as error:
         print(f"polyak: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as error:  # disk full, file too large, read-only, permission: a file the run needed failed
+        where = f" {error.filename}:" if error.filename else ""
+        print(f"polyak: error: file system error:{where} {error.strerror or error}; complete checkpoints are "
+              "never overwritten, so a run continues from its newest one with polyak train --resume", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("polyak: interrupted", file=sys.stderr)

@@ -46,10 +46,8 @@ def _quiet_include_search() -> Iterator[None]:
 def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
     """Parse a gin file and extra bindings into gin's global config (cleared first).
 
-    ``ApexConfig`` is registered too (its module never imports ray), so Ape-X run directories load.
+    Every configurable, ``ApexConfig`` included, is registered by importing :mod:`polyak.config`.
     """
-    import polyak.distributed.apex_config  # noqa: F401  (registers the gin configurable)
-
     gin.clear_config()
     files = []
     if config_file is not None:
@@ -73,3 +71,9 @@ def build_configs_from_gin() -> Configs:
         raise ConfigError(_gin_message(error)) from None
 
 
+
+
+def configs_from_file(config_file: Path, bindings: Sequence[str] = ()) -> Configs:
+    """Parse ``config_file`` (and ``bindings``) and build the configs: gin's state stays at this edge."""
+    parse_gin(config_file, bindings)
+    return build_configs_from_gin()

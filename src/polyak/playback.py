@@ -10,17 +10,18 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
-from polyak.checkpoint import complete_checkpoints, describe_mismatch, load_checkpoint
+from polyak.checkpoint import describe_mismatch, load_checkpoint
 from polyak.config import Configs
 from polyak.envs import make_env
 from polyak.errors import CheckpointError
 from polyak.evaluation import run_episodes
-from polyak.ginconf import build_configs_from_gin, parse_gin
 from polyak.networks import Actor
+from polyak.run_dir import RunDir
+from polyak.safe_files import load_tensors, read_json, require_finite
 
+MAX_INFO_BYTES = 1 << 20
 PRETRAINED_NAME = "unity_reacher"
 ACTOR_FILE = "actor.safetensors"
 INFO_FILE = "info.json"
@@ -42,16 +43,6 @@ class Policy:
         return self.actor(obs_t).cpu().numpy()
 
 
-def _configs_of_run(run_dir: Path) -> Configs:
-    if not run_dir.is_dir():
-        raise CheckpointError(f"run directory {run_dir} does not exist")
-    config_file = run_dir / "config.gin"
-    if not config_file.is_file():
-        raise CheckpointError(f"{run_dir} is not a polyak run directory (no config.gin)")
-    parse_gin(config_file, [])
-    return build_configs_from_gin()
-
-
 def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: int, action_dim: int,
                device: torch.device) -> Actor:
     """An actor built from ``configs.actor`` holding ``actor_state``; refuses mismatched shapes."""
@@ -65,14 +56,9 @@ def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: 
 
 def load_policy_from_run(run_dir: Path, checkpoint: str | None, device: str = "cpu") -> Policy:
     """The actor of the newest (or the given) checkpoint of a run."""
-    configs = _configs_of_run(run_dir)
-    if checkpoint is not None:
-        path = Path(checkpoint)
-    else:
-        found = complete_checkpoints(run_dir / "checkpoints")
-        if not found:
-            raise CheckpointError(f"run directory {run_dir} has no complete checkpoint")
-        path = found[-1]
+    run = RunDir(run_dir)
+    configs = run.configs()
+    path = Path(checkpoint) if checkpoint is not None else run.newest_checkpoint()
     state, meta = load_checkpoint(path)
     try:
         actor_state = state["agent"]["actor"]
@@ -108,19 +94,17 @@ def pretrained_dir(name: str = PRETRAINED_NAME) -> Path:
 
 def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
     """A policy exported by :func:`export_policy` (the shipped pretrained agent is one)."""
-    for required in ("config.gin", ACTOR_FILE, INFO_FILE):
+    for required in (ACTOR_FILE, INFO_FILE):
         if not (directory / required).is_file():
             raise CheckpointError(f"{directory} is not an exported policy (no {required})")
-    configs = _configs_of_run(directory)
+    configs = RunDir(directory).configs()  # config.json only: gin is never run on a shared file
+    info = read_json(directory / INFO_FILE, directory, MAX_INFO_BYTES)
     try:
-        info = json.loads((directory / INFO_FILE).read_text())
         obs_dim, action_dim = int(info["obs_dim"]), int(info["action_dim"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):
         raise CheckpointError(f"{directory / INFO_FILE} is damaged") from None
-    try:
-        actor_state = load_file(str(directory / ACTOR_FILE))
-    except (SafetensorError, OSError, ValueError) as error:
-        raise CheckpointError(f"{directory / ACTOR_FILE} is damaged ({error})") from None
+    actor_state = load_tensors(directory / ACTOR_FILE, directory)
+    require_finite(actor_state, str(directory / ACTOR_FILE))
     torch_device = torch.device(device)
     actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
     trainer = configs.trainer
@@ -142,9 +126,11 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None) -
     policy = load_policy_from_run(run_dir, checkpoint, "cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     save_file({k: v.contiguous() for k, v in policy.actor.state_dict().items()}, str(out_dir / ACTOR_FILE))
-    shutil.copyfile(run_dir / "config.gin", out_dir / "config.gin")
-    summary_file = run_dir / "summary.json"
-    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    run = RunDir(run_dir)
+    shutil.copyfile(run.config_json, RunDir(out_dir).config_json)
+    if run.config_gin.is_file():
+        shutil.copyfile(run.config_gin, RunDir(out_dir).config_gin)  # for people to read; never loaded
+    summary = run.read_summary()
     info = {"env_id": policy.env_id, "obs_dim": _input_dim(policy.actor),
             "action_dim": int(policy.actor.head.out_features), "training_summary": summary}
     (out_dir / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")

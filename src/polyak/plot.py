@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from polyak.errors import PolyakError
+from polyak.run_dir import RunDir
 
 _SEED_LINE = re.compile(r"^TrainerConfig\.(seed|run_name|runs_root|progress_bar)\s*=.*$", re.MULTILINE)
 
@@ -26,12 +27,11 @@ class RunCurve:
 
 def _group_key(run_dir: Path) -> str:
     """Runs whose operative configs are equal except for seed and naming belong together."""
-    config = (run_dir / "config.gin").read_text() if (run_dir / "config.gin").is_file() else run_dir.name
-    return _SEED_LINE.sub("", config).strip()
+    return _SEED_LINE.sub("", RunDir(run_dir).config_text()).strip()
 
 
 def read_run(run_dir: Path) -> RunCurve:
-    metrics = run_dir / "metrics.csv"
+    metrics = RunDir(run_dir).metrics
     if not metrics.is_file():
         raise PolyakError(f"{run_dir} has no metrics.csv (is it a polyak run directory?)")
     episodes, scores, windows = [], [], []

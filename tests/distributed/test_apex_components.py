@@ -28,8 +28,7 @@ def test_worker_assembles_n_step_transitions_with_local_priorities():
     assert len(batch) == 16 and stats["env_steps"] == 20
     assert np.allclose(batch.discount, 0.9**3)
     assert td is not None and td.shape == (16,) and np.all(td >= 0)
-    expected = worker.agent.td_errors(batch.obs, batch.action, batch.reward, batch.next_obs, batch.terminated,
-                                      batch.discount)
+    expected = worker.agent.learner.td_errors(batch)
     assert np.allclose(td, expected)
 
 
@@ -43,9 +42,7 @@ def test_worker_acts_with_pushed_weights():
     configs = _configs()
     a = RolloutWorker(configs, index=0, seed=1, random_steps=0, shards=[])
     b = RolloutWorker(configs, index=0, seed=2, random_steps=0, shards=[])
-    weights = {name: getattr(a.agent, name).state_dict() for name in ("actor", "critic", "actor_target",
-                                                                      "critic_target")}
-    b.set_weights(weights, version=3)
+    b.set_weights(a.agent.learner.weights(), version=3)
     obs = np.zeros((2, 3))
     assert b.version == 3
     assert np.allclose(a.agent.act(obs, explore=False), b.agent.act(obs, explore=False))

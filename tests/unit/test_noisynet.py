@@ -12,7 +12,7 @@ from polyak.config import AgentConfig, NetworkConfig, NoiseConfig
 from polyak.errors import ConfigError
 from polyak.ginconf import build_configs_from_gin, parse_gin
 from polyak.networks import Actor, NoisyLinear, exploring, noisy_layers
-from polyak.replay import Batch
+from polyak.types import Batch
 
 
 def make_agent(**net) -> Agent:
@@ -50,9 +50,9 @@ def test_sigma_receives_gradients_through_the_actor_update():
     g = torch.Generator().manual_seed(0)
     batch = Batch(obs=torch.randn(32, 3, generator=g), action=torch.rand(32, 2, generator=g), reward=torch.randn(32),
                   next_obs=torch.randn(32, 3, generator=g), terminated=torch.zeros(32), discount=0.99)
-    agent.actor.train()
-    agent._actor_step(batch)
-    layers = noisy_layers(agent.actor)
+    agent.learner.actor.train()
+    agent.learner._actor_step(batch)
+    layers = noisy_layers(agent.learner.actor)
     assert len(layers) == 3  # two hidden layers and the head
     for layer in layers:
         assert layer.weight_sigma.grad is not None and layer.weight_sigma.grad.abs().sum() > 0
@@ -63,15 +63,15 @@ def test_evaluation_is_deterministic_and_exploration_is_noisy():
     agent = make_agent()
     obs = np.random.default_rng(0).normal(size=(2, 3))
     a = agent.act(obs, explore=False)
-    agent.update(Batch(obs=torch.randn(8, 3), action=torch.rand(8, 2), reward=torch.randn(8),
+    agent.learner.update(Batch(obs=torch.randn(8, 3), action=torch.rand(8, 2), reward=torch.randn(8),
                        next_obs=torch.randn(8, 3), terminated=torch.zeros(8), discount=0.99))
     before = agent.act(obs, explore=False)
     np.testing.assert_array_equal(before, agent.act(obs, explore=False))
     explored = [agent.act(obs, explore=True) for _ in range(3)]
     assert not np.allclose(explored[0], before) and not np.allclose(explored[0], explored[1])
     np.testing.assert_array_equal(before, agent.act(obs, explore=False))  # the force flag was released
-    assert not any(layer.explore for layer in noisy_layers(agent.actor))
-    assert not agent.actor.training  # BatchNorm stays in eval mode while acting
+    assert not any(layer.explore for layer in noisy_layers(agent.learner.actor))
+    assert not agent.learner.actor.training  # BatchNorm stays in eval mode while acting
     assert a.shape == (2, 2)
 
 

@@ -28,15 +28,15 @@ def test_sigma_grows_below_and_shrinks_above_the_target_distance():
 def test_agent_adapts_sigma_from_the_measured_action_distance(target, grows):
     agent = make_agent(target=target)
     obs = np.random.default_rng(0).normal(size=(32, 3))
-    distance = agent.adapt_parameter_noise(obs)
+    distance = agent.explorer.adapt_parameter_noise(obs)
     assert 0 < distance < 2
-    sigma = agent.noise.parameter.sigma
+    sigma = agent.explorer.noise.parameter.sigma
     assert sigma == pytest.approx(0.1 * 1.01 if grows else 0.1 / 1.01)
 
 
 def test_larger_sigma_gives_larger_distance():
     obs = np.random.default_rng(0).normal(size=(64, 3))
-    distances = [make_agent(sigma=s).adapt_parameter_noise(obs) for s in (0.01, 0.1, 1.0)]
+    distances = [make_agent(sigma=s).explorer.adapt_parameter_noise(obs) for s in (0.01, 0.1, 1.0)]
     assert distances[0] < distances[1] < distances[2]
 
 
@@ -48,26 +48,26 @@ def test_exploring_acts_with_the_perturbed_actor_and_adapts_every_n_steps():
     explored = agent.act(obs, explore=True)
     assert not np.allclose(explored, clean)
     with torch.no_grad():
-        perturbed = agent.perturbed_actor(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+        perturbed = agent.explorer.perturbed_actor(torch.as_tensor(obs, dtype=torch.float32)).numpy()
     np.testing.assert_allclose(explored, perturbed, rtol=1e-6)  # no action noise on top
     for _ in range(4):
         agent.act(obs, explore=True)
-    assert agent.noise.parameter.sigma == pytest.approx(0.101)  # 5 exploring steps: one adaptation
+    assert agent.explorer.noise.parameter.sigma == pytest.approx(0.101)  # 5 exploring steps: one adaptation
 
 
 def test_perturbation_spares_layer_norm_and_is_redrawn_at_episode_end():
     agent = make_agent()
-    norm_actor = agent.actor.backbone[0].norm
-    norm_perturbed = agent.perturbed_actor.backbone[0].norm
+    norm_actor = agent.learner.actor.backbone[0].norm
+    norm_perturbed = agent.explorer.perturbed_actor.backbone[0].norm
     torch.testing.assert_close(norm_actor.weight, norm_perturbed.weight)
-    before = agent.perturbed_actor.head.weight.clone()
-    assert not torch.equal(before, agent.actor.head.weight)
-    agent.reset_noise(np.array([False, False]))
-    assert torch.equal(before, agent.perturbed_actor.head.weight)
-    agent.reset_noise(np.array([True, False]))
-    assert not torch.equal(before, agent.perturbed_actor.head.weight)
+    before = agent.explorer.perturbed_actor.head.weight.clone()
+    assert not torch.equal(before, agent.learner.actor.head.weight)
+    agent.explorer.reset(np.array([False, False]))
+    assert torch.equal(before, agent.explorer.perturbed_actor.head.weight)
+    agent.explorer.reset(np.array([True, False]))
+    assert not torch.equal(before, agent.explorer.perturbed_actor.head.weight)
     # the new perturbation is centred on the actor: the difference has about sigma's scale
-    diff = agent.perturbed_actor.backbone[1].linear.weight - agent.actor.backbone[1].linear.weight
+    diff = agent.explorer.perturbed_actor.backbone[1].linear.weight - agent.learner.actor.backbone[1].linear.weight
     assert float(diff.detach().std()) == pytest.approx(0.1, rel=0.2)
 
 
@@ -79,9 +79,9 @@ def test_state_dict_round_trip_restores_sigma_and_perturbation():
     b = make_agent(target=10.0)
     tensors, tree = flatten_state(a.state_dict())  # through the checkpoint format
     b.load_state_dict(unflatten_state(tree, tensors))
-    assert b.noise.parameter.sigma == a.noise.parameter.sigma
+    assert b.explorer.noise.parameter.sigma == a.explorer.noise.parameter.sigma
     for _ in range(4):
         np.testing.assert_array_equal(a.act(obs, explore=True), b.act(obs, explore=True))
-    a.reset_noise()
-    b.reset_noise()
+    a.explorer.reset()
+    b.explorer.reset()
     np.testing.assert_array_equal(a.act(obs, explore=True), b.act(obs, explore=True))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from polyak.checkpoint import flatten_state, unflatten_state
+from polyak.checkpoint import load_checkpoint, save_checkpoint
 from polyak.config import ReplayConfig
 from polyak.replay import PrioritizedSampler, Replay, beta_at, importance_weights
 
@@ -83,20 +83,18 @@ def test_replay_batches_carry_weights_indices_and_per_sample_discount():
     assert replay.sampler.max_priority > 1.0
 
 
-def test_td_error_priorities_at_insertion_use_the_agents_function():
-    calls = []
-
-    def td_errors(obs, action, reward, next_obs, terminated, discount):
-        calls.append(len(obs))
-        return obs[:, 0] + 1.0
-
+def test_td_error_priorities_at_insertion_come_with_the_transitions():
     config = ReplayConfig(capacity=16, min_size=1, prioritized=True, alpha=1.0, priority_epsilon=1e-9,
                           initial_priority="td_error")
-    replay = Replay(config, 0.99, 2, 3, 1, np.random.default_rng(0), td_errors)
-    _step(replay, 0)
-    _step(replay, 4)
-    assert calls == [2, 2]
+    replay = Replay(config, 0.99, 2, 3, 1, np.random.default_rng(0))
+    assert replay.wants_td_errors
+    for t in (0, 4):
+        obs = np.full((2, 3), float(t))
+        transitions = replay.assemble(obs, np.zeros((2, 1)), np.ones(2), obs + 1, np.zeros(2), np.zeros(2, bool))
+        replay.insert(transitions, transitions.obs[:, 0] + 1.0)
     np.testing.assert_allclose(replay.sampler.tree.get(np.arange(4)), [1.0, 1.0, 5.0, 5.0])
+    with pytest.raises(ValueError, match="needs the TD errors"):
+        _step(replay, 8)
 
 
 def test_buffer_life_empties_the_buffer_after_that_many_batches():
@@ -113,15 +111,15 @@ def test_buffer_life_empties_the_buffer_after_that_many_batches():
     assert len(replay) == 2 and replay.sampler.tree.total == pytest.approx(2 * replay.sampler.max_priority)
 
 
-def test_replay_state_round_trip():
+def test_replay_state_round_trip(tmp_path):
     config = ReplayConfig(capacity=32, min_size=1, n_step=2, prioritized=True)
     a = Replay(config, 0.9, 2, 3, 1, np.random.default_rng(0))
     for t in range(7):
         _step(a, t)
     a.update_priorities(a.sample(4, CPU).indices, torch.arange(4.0))
     b = Replay(config, 0.9, 2, 3, 1, np.random.default_rng(5))
-    tensors, tree = flatten_state(a.state_dict())  # through the checkpoint format
-    b.load_state_dict(unflatten_state(tree, tensors))
+    path = save_checkpoint(tmp_path, "step", {"replay": a.state_dict()}, {})  # through the checkpoint format
+    b.load_state_dict(load_checkpoint(path)[0]["replay"])
     batch_a, batch_b = a.sample(8, CPU), b.sample(8, CPU)
     np.testing.assert_array_equal(batch_a.indices, batch_b.indices)
     torch.testing.assert_close(batch_a.weights, batch_b.weights)

@@ -5,7 +5,7 @@ import torch
 
 from polyak.agent import Agent
 from polyak.config import AgentConfig, NetworkConfig, NoiseConfig
-from polyak.replay import Batch
+from polyak.types import Batch
 
 
 def make_agent(**kwargs) -> Agent:
@@ -25,16 +25,16 @@ def make_batch(size: int = 64) -> Batch:
 def test_td3_target_is_min_over_critics_at_the_clipped_smoothed_action():
     agent = make_agent()
     batch = make_batch()
-    state = agent.generator.get_state()
-    target = agent.td_target(batch)
+    state = agent.learner.generator.get_state()
+    target = agent.learner.td_target(batch)
     # Reproduce the smoothing noise from the same generator state, by hand.
     generator = torch.Generator().set_state(state)
     with torch.no_grad():
-        mean_action = agent.actor_target(batch.next_obs)
+        mean_action = agent.learner.actor_target(batch.next_obs)
         noise = (torch.randn(mean_action.shape, generator=generator) * 0.2).clamp(-0.5, 0.5)
         action = (mean_action + noise).clamp(-1, 1)
-        q1 = agent.critic_target.member(0)(batch.next_obs, action)
-        q2 = agent.critic_target.member(1)(batch.next_obs, action)
+        q1 = agent.learner.critic_target.member(0)(batch.next_obs, action)
+        q2 = agent.learner.critic_target.member(1)(batch.next_obs, action)
     expected = batch.reward + 0.9 * (1 - batch.terminated) * torch.minimum(q1, q2)
     torch.testing.assert_close(target, expected)
     assert not torch.equal(q1, q2)  # the two critics differ, so the min matters
@@ -43,11 +43,11 @@ def test_td3_target_is_min_over_critics_at_the_clipped_smoothed_action():
 
 def test_smoothing_noise_is_clipped_even_when_large():
     agent = make_agent(target_policy_noise=50.0)  # std 50, clip 0.5
-    agent.generator.manual_seed(0)
+    agent.learner.generator.manual_seed(0)
     batch = make_batch(256)
     batch.next_obs = torch.zeros(256, 3)
     with torch.no_grad():
-        mean_action = agent.actor_target(batch.next_obs)
+        mean_action = agent.learner.actor_target(batch.next_obs)
     # Record the smoothed action the target critics are asked about.
     seen = []
 
@@ -55,8 +55,8 @@ def test_smoothing_noise_is_clipped_even_when_large():
         seen.append(action.clone())
         return torch.zeros(2, len(obs))
 
-    agent.critic_target.forward = spy  # type: ignore[method-assign]
-    agent.td_target(batch)
+    agent.learner.critic_target.forward = spy  # type: ignore[method-assign]
+    agent.learner.td_target(batch)
     deviation = (seen[0] - mean_action).abs()
     assert deviation.max() <= 0.5 + 1e-6
     assert deviation.max() > 0.45  # std 50: nearly every draw hits the clip
@@ -67,6 +67,6 @@ def test_ddpg_switches_reduce_td3_to_one_critic_without_smoothing():
     agent = Agent(3, 2, 1, AgentConfig(device="cpu"), net, net, NoiseConfig(), np.random.SeedSequence(0))
     batch = make_batch()
     with torch.no_grad():
-        next_q = agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))[0]
-    torch.testing.assert_close(agent.td_target(batch), batch.reward + 0.9 * (1 - batch.terminated) * next_q)
-    assert agent.critic.n == 1
+        next_q = agent.learner.critic_target(batch.next_obs, agent.learner.actor_target(batch.next_obs))[0]
+    torch.testing.assert_close(agent.learner.td_target(batch), batch.reward + 0.9 * (1 - batch.terminated) * next_q)
+    assert agent.learner.critic.n == 1

@@ -56,22 +56,22 @@ def test_update_reads_no_tensor_value_back_to_python(prioritized):
     for _ in range(4):  # both the critic-only and the actor+target steps of the policy delay
         batch = replay.sample(16, agent.device)
         with host_reads_forbidden():
-            metrics = agent.update(batch)
-        replay.update_priorities(batch.indices, metrics["td_error"])
-    assert all(isinstance(v, torch.Tensor) for v in metrics.values())
+            result = agent.learner.update(batch)
+        replay.update_priorities(batch.indices, result.td_errors)
+    assert all(isinstance(v, torch.Tensor) for v in result.metrics.values())
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_update_performs_no_host_synchronisation_on_cuda():
     agent, replay = make_agent("cuda"), make_replay(prioritized=True, n_step=3)
     for _ in range(3):  # warm up: lazy state creation may synchronise once
-        agent.update(replay.sample(16, agent.device))
+        agent.learner.update(replay.sample(16, agent.device))
     torch.cuda.synchronize()
     for _ in range(4):
         batch = replay.sample(16, agent.device)
         torch.cuda.set_sync_debug_mode("error")
         try:
-            agent.update(batch)
+            agent.learner.update(batch)
         finally:
             torch.cuda.set_sync_debug_mode("default")
 
@@ -90,7 +90,8 @@ def test_sampled_batches_reuse_their_tensors_and_hold_the_right_rows():
 
 
 def _run_updates(agent: Agent, replay: Replay, count: int) -> list[dict[str, torch.Tensor]]:
-    return [{k: v.clone() for k, v in agent.update(replay.sample(16, agent.device)).items()} for _ in range(count)]
+    updates = (agent.learner.update(replay.sample(16, agent.device)) for _ in range(count))
+    return [{k: v.clone() for k, v in result.metrics.items()} for result in updates]
 
 
 @pytest.mark.slow
@@ -107,11 +108,11 @@ def test_bfloat16_hidden_layers_stay_close_to_float32_and_keep_float32_state():
     half = make_agent(precision="bfloat16")
     replay = make_replay()
     batch = replay.sample(16, torch.device("cpu"))
-    q_full = full.critic(batch.obs, batch.action)
-    q_half = half.critic(batch.obs, batch.action)
+    q_full = full.learner.critic(batch.obs, batch.action)
+    q_half = half.learner.critic(batch.obs, batch.action)
     assert q_half.dtype == torch.float32
     torch.testing.assert_close(q_half, q_full, rtol=0.05, atol=0.05)
     assert not torch.equal(q_half, q_full)  # bfloat16 really ran
-    half.update(batch)
-    assert all(p.dtype == torch.float32 for p in half.critic.parameters())
-    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in half.actor.parameters())
+    half.learner.update(batch)
+    assert all(p.dtype == torch.float32 for p in half.learner.critic.parameters())
+    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in half.learner.actor.parameters())

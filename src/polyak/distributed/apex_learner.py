@@ -1,16 +1,17 @@
 """Ape-X DDPG (Horgan et al. 2018): the learner loop in the driver, rollout workers and replay shards on Ray.
 
 The learner samples prioritized batches from the replay shards (prefetching two requests), updates
-the core :class:`~polyak.agent.Agent`, sends each batch's TD errors back as priorities and publishes
-its weights every ``ApexConfig.weight_push_interval`` updates; a worker gets them with its next
-request. The run directory is a normal polyak run (config.gin, metrics.csv with episode and eval
-rows, TensorBoard, checkpoints, summary.json) plus ``apex.json`` with throughput and restarts.
+the core :class:`~polyak.learner.Learner`, sends each batch's TD errors back as priorities and
+publishes its weights every ``ApexConfig.weight_push_interval`` updates; a worker gets them with its
+next request. :class:`ApexTrainer` composes the parts of the single-process trainer (run directory,
+evaluator, progress, checkpointer, schedules); its workers collect with the same collector.
+The run directory is a normal polyak run (config.gin, metrics.csv with episode and eval rows,
+TensorBoard, checkpoints, summary.json) plus ``apex.json`` with throughput and restarts.
 Ape-X runs cannot be resumed: their replay lives in the shards and is not checkpointed.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -20,16 +21,22 @@ from typing import Any
 import numpy as np
 import torch
 
-from polyak.config import Configs
-from polyak.distributed.apex_config import ApexConfig
+from polyak import __version__
+from polyak.checkpointer import Checkpointer
+from polyak.config import ApexConfig, Configs
 from polyak.distributed.apex_pace import Pace, ReplayClient
 from polyak.distributed.apex_pool import WorkerPool
 from polyak.distributed.apex_replay import ReplayShard
+from polyak.envs import make_env
 from polyak.errors import ConfigError, PolyakError
+from polyak.evaluator import Evaluator
 from polyak.logger import Logger
-from polyak.replay import Batch
+from polyak.progress import Progress, Summary
+from polyak.run_dir import RunDir
+from polyak.schedule import Every
 from polyak.scores import ScoreBoard
-from polyak.trainer import Summary, Trainer, _finite_or_none
+from polyak.trainer import build_agent, evaluate_and_log, stop_signals
+from polyak.types import Batch
 
 PREFETCH = 2  # sample requests in flight while the learner updates
 REQUESTS_PER_WORKER = 2  # rollout requests queued at each worker
@@ -69,16 +76,40 @@ def to_batch(data: dict[str, Any], device: torch.device) -> Batch:
                  weights=None if data["weights"] is None else tensor("weights"), indices=np.asarray(data["indices"]))
 
 
-class ApexTrainer(Trainer):
-    """A :class:`Trainer` whose loop drives Ray workers and shards; checkpoints, eval and logging are shared."""
+class ApexTrainer:
+    """The Ape-X loop: Ray workers and shards feed a learner; run dir, evaluation, progress and checkpoints
+    are the single-process trainer's parts."""
 
-    def __init__(self, configs: Configs, apex: ApexConfig, run_dir: Path, operative_config: str = "") -> None:
+    def __init__(self, configs: Configs, apex: ApexConfig, run_dir: Path | RunDir, operative_config: str = "") -> None:
         check_apex_configs(configs, apex)
-        super().__init__(configs, run_dir, operative_config)
-        self.apex = apex
+        self.configs, self.apex = configs, apex
+        self.directory = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+        self.run_dir = self.directory.path
+        cfg = configs.trainer
+        torch.manual_seed(cfg.seed)
+        _, agent_seq, _, _, eval_seq = np.random.SeedSequence(cfg.seed).spawn(5)
+        eval_env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
+        self.obs_dim = int(eval_env.single_observation_space.shape[0])
+        self.action_dim = int(eval_env.single_action_space.shape[0])
+        self.evaluator: Evaluator | None = None
+        if cfg.eval_interval is None:
+            eval_env.close()
+        else:
+            self.evaluator = Evaluator(eval_env, cfg.eval_episodes, int(eval_seq.generate_state(1)[0] % 2**31))
+        self.agent = build_agent(configs, self.obs_dim, self.action_dim, agent_seq)
+        self.learner = self.agent.learner
         self.ratio = updates_per_transition(configs, apex)
         # Workers send finished episode scores (already averaged over their envs with score_mean_over_envs).
-        self.scores = ScoreBoard(1, configs.trainer.solve_window, mean_over_envs=False)
+        self.scores = ScoreBoard(1, cfg.solve_window, mean_over_envs=False)
+        self.progress = Progress(cfg, self.scores)
+        self.checkpointer = Checkpointer(self.directory, cfg.keep_checkpoints, {
+            "polyak_version": __version__, "env_id": cfg.env_id, "obs_dim": self.obs_dim,
+            "action_dim": self.action_dim, "num_envs": cfg.num_envs,
+        })
+        self.env_steps = 0
+        self.elapsed = 0.0
+        self.metrics: dict[str, torch.Tensor] = {}  # of the newest learning step
+        self._stop_signal: str | None = None
         self.worker_restarts = 0
         self.weight_version = 0
         self._first_data: float | None = None  # when the first rollout came back: rates exclude actor start-up
@@ -86,23 +117,47 @@ class ApexTrainer(Trainer):
         self._stored = 0  # transitions written to the shards
         self._updates = 0  # learner updates in this run
         self._weights_ref: Any = None  # the newest published weights (a Ray object reference)
+        try:
+            self.directory.create(operative_config, configs, apex)
+        except PolyakError:
+            if self.evaluator is not None:
+                self.evaluator.close()
+            raise
 
     # ------------------------------------------------------------------ checkpoints (no replay, no env state)
     def _state(self) -> dict[str, Any]:
         return {
             "agent": self.agent.state_dict(),
             "trainer": {"env_steps": self.env_steps, "scores": self.scores.state_dict(),
-                        "eval_scores": list(self.eval_scores), "episodes_to_solve": self.episodes_to_solve,
-                        "elapsed": self.elapsed},
+                        **self.progress.state_dict(), "elapsed": self.elapsed},
             "apex": {"worker_restarts": self.worker_restarts, "weight_version": self.weight_version},
         }
 
-    def restore(self, checkpoint: Path | None = None) -> Path:
-        raise PolyakError("Ape-X runs cannot be resumed (their replay lives in Ray actors and is not checkpointed)")
+    def _checkpoint(self, logger: Logger) -> None:
+        logger.flush()
+        self.checkpointer.save(self._state(), self.learner, self.env_steps)
 
-    def _weights(self) -> dict[str, dict[str, torch.Tensor]]:
-        return {name: {k: v.detach().cpu().clone() for k, v in getattr(self.agent, name).state_dict().items()}
-                for name in ("actor", "critic", "actor_target", "critic_target")}
+    def _evaluate_and_log(self, logger: Logger) -> bool:
+        assert self.evaluator is not None
+        return evaluate_and_log(self.evaluator, self.agent, self.progress, self.checkpointer, self.env_steps, logger)
+
+    def _on_signal(self, name: str) -> None:
+        self._stop_signal = name
+
+    def run(self) -> Summary:
+        cfg = self.configs.trainer
+        started = time.perf_counter()
+        logger = Logger(self.run_dir, cfg.max_env_steps, cfg.progress_bar)
+        try:
+            with stop_signals(self._on_signal):
+                summary = self._loop(logger, started)
+        finally:
+            logger.close()
+            if self.evaluator is not None:
+                self.evaluator.close()
+        if summary.interrupted is None:
+            self.directory.write_summary(summary.__dict__)
+        return summary
 
     # ------------------------------------------------------------------ the loop
     def _loop(self, logger: Logger, started: float) -> Summary:
@@ -121,7 +176,7 @@ class ApexTrainer(Trainer):
             pace = "decoupled" if self.ratio is None else f"{self.ratio:g} updates per transition"
             logger.message(f"polyak: Ape-X: {apex.num_workers} rollout workers (pids "
                            f"{', '.join(str(info['pid']) for info in infos)}; noise sigma {sigmas}), "
-                           f"{apex.replay_shards} replay shard(s), learner on {self.agent.device}, {pace}")
+                           f"{apex.replay_shards} replay shard(s), learner on {self.learner.device}, {pace}")
             logger.scalars(0, {f"apex/worker_{i}_noise_scale": s for i, s in enumerate(pool.noise_scales)})
             return self._drive(logger, started, pool, shards)
         finally:
@@ -135,13 +190,13 @@ class ApexTrainer(Trainer):
         cfg, apex = self.configs.trainer, self.apex
         pace = Pace(self.ratio, apex.rollout_chunk * cfg.num_envs * apex.num_workers, self.configs.replay.min_size)
         replay = ReplayClient(shards, self.configs.agent.batch_size, PREFETCH)
-        self._weights_ref = ray.put(self._weights())
+        self._weights_ref = ray.put(self.learner.weights())
         # Two requests per worker: a worker starts its next chunk while the driver is busy learning.
         in_flight = {pool.submit(i, apex.rollout_chunk, self._weights_ref, 0): (i, pool.generation[i])
                      for _ in range(REQUESTS_PER_WORKER) for i in range(apex.num_workers)}
         parked: list[int] = []
         self._stored, self._updates = 0, 0
-        next_eval, next_checkpoint = cfg.eval_interval, cfg.checkpoint_interval
+        evaluate, checkpoint = Every(cfg.eval_interval), Every(cfg.checkpoint_interval)
         last_log = (self.env_steps, 0, time.perf_counter())
         stop = False
         while self.env_steps < cfg.max_env_steps and self._stop_signal is None and not stop:
@@ -167,29 +222,18 @@ class ApexTrainer(Trainer):
             if may_update:
                 self._learn_once(replay)
 
-            if next_eval is not None and self.env_steps >= next_eval:
-                while next_eval <= self.env_steps:
-                    next_eval += cfg.eval_interval or 0
+            if evaluate.due(self.env_steps):
                 stop = self._evaluate_and_log(logger) or stop
             if self.env_steps - last_log[0] >= cfg.log_interval:
                 last_log = self._log_speeds(logger, last_log, pool)
             self.elapsed = time.perf_counter() - started
-            if next_checkpoint is not None and self.env_steps >= next_checkpoint:
-                while next_checkpoint <= self.env_steps:
-                    next_checkpoint += cfg.checkpoint_interval or 0
+            if checkpoint.due(self.env_steps):
                 self._checkpoint(logger)
 
         self.elapsed = time.perf_counter() - started
         self._checkpoint(logger)
         self._write_apex_record(pool)
-        return Summary(
-            solved=self.episodes_to_solve is not None, episodes_to_solve=self.episodes_to_solve,
-            best_window_mean=_finite_or_none(self.scores.best_window_mean),
-            final_window_mean=_finite_or_none(self.scores.window_mean), env_steps=self.env_steps,
-            episodes=self.scores.episodes, updates=self.agent.updates, wall_seconds=round(self.elapsed, 3),
-            seed=cfg.seed, env_id=cfg.env_id, final_eval=self.eval_scores[-1] if self.eval_scores else None,
-            best_eval=max(self.eval_scores) if self.eval_scores else None, interrupted=self._stop_signal,
-        )
+        return self.progress.summary(self.env_steps, self.learner.updates, self.elapsed, self._stop_signal)
 
     def _result(self, ref: Any, index: int, generation: int, pool: WorkerPool,
                 logger: Logger) -> dict[str, Any] | None:
@@ -218,7 +262,6 @@ class ApexTrainer(Trainer):
     def _on_rollout(self, index: int, stats: dict[str, Any], pool: WorkerPool, replay: ReplayClient,
                     logger: Logger) -> bool:
         """Count a request's env steps and log its finished episodes; True when training should stop."""
-        cfg = self.configs.trainer
         if self._first_data is None:
             self._first_data = time.perf_counter()
         self.env_steps += stats["env_steps"]
@@ -230,17 +273,10 @@ class ApexTrainer(Trainer):
         stop = False
         for score in stats["episodes"]:
             self.scores.add(np.array([score]), np.array([True]))
-            losses = {k: float(self.metrics[k]) for k in ("critic_loss", "actor_loss") if k in self.metrics}
-            self._check_finite(losses)
-            logger.episode(self.env_steps, self.scores.episodes, score, self.scores.window_mean,
-                           self.scores.best_window_mean, self.scores.best_score, losses,
-                           pool.noise_scales[index] * stats["epsilon"])
-            if self.episodes_to_solve is None and self.scores.solved(cfg.solve_score):
-                self.episodes_to_solve = self.scores.episodes
-                logger.message(f"solved after {self.scores.episodes} episodes: {cfg.solve_window}-episode "
-                               f"mean {self.scores.window_mean:.2f} >= {cfg.solve_score}")
-                stop = True
-        return stop or (cfg.max_episodes is not None and self.scores.episodes >= cfg.max_episodes)
+            self.progress.episodes([score], self.env_steps, self.metrics, pool.noise_scales[index] * stats["epsilon"],
+                                   logger)
+            stop = self.progress.solved_now(self.env_steps, logger) or stop
+        return stop or self.progress.episode_limit_reached()
 
     def _learn_once(self, replay: ReplayClient) -> None:
         """One update on a prioritized batch; TD errors go back as priorities; weights every K updates."""
@@ -252,12 +288,14 @@ class ApexTrainer(Trainer):
         except RayActorError:
             raise PolyakError("a replay shard died; its data is lost, so the run stops here "
                               "(the newest checkpoint holds the agent)") from None
-        self.metrics = self.agent.update(to_batch(data, self.agent.device))
+        result = self.learner.update(to_batch(data, self.learner.device))
+        assert result.td_errors is not None
+        self.metrics = {**result.metrics, "td_error": result.td_errors}
         if self.configs.replay.prioritized:
-            replay.update_priorities(shard, data["indices"], self.metrics["td_error"].detach().cpu().numpy())
+            replay.update_priorities(shard, data["indices"], result.td_errors.detach().cpu().numpy())
         self._updates += 1
         if self._updates % self.apex.weight_push_interval == 0:
-            self._weights_ref = ray.put(self._weights())
+            self._weights_ref = ray.put(self.learner.weights())
             self.weight_version += 1
 
     def _log_speeds(self, logger: Logger, last: tuple[int, int, float], pool: WorkerPool) -> tuple[int, int, float]:
@@ -289,7 +327,7 @@ class ApexTrainer(Trainer):
             "updates_per_s": round(self._updates / seconds, 1),
             "worker_env_steps": list(self._worker_steps), "noise_scales": pool.noise_scales,
         }
-        (self.run_dir / "apex.json").write_text(json.dumps(record, indent=2) + "\n")
+        self.directory.write_apex_record(record)
 
 
 def train_apex(configs: Configs, apex: ApexConfig, run_dir: Path, operative_config: str,

@@ -1,13 +1,12 @@
-"""Experience replay: preallocated storage, samplers that pick indices, n-step assembly, and the batch they yield."""
+"""Experience replay: preallocated storage, samplers that pick indices and n-step assembly (batches: polyak.types)."""
 
 from polyak.replay.buffer import Replay
 from polyak.replay.nstep import NStepAssembler, Transitions
 from polyak.replay.samplers import PrioritizedSampler, UniformSampler, beta_at, importance_weights
-from polyak.replay.storage import Batch, ReplayStorage
+from polyak.replay.storage import ReplayStorage
 from polyak.replay.sumtree import SumTree
 
 __all__ = [
-    "Batch",
     "NStepAssembler",
     "PrioritizedSampler",
     "Replay",

@@ -1,32 +1,36 @@
-"""The replay the trainer talks to: n-step assembly -> storage -> sampler, plus seed 004's buffer_life."""
+"""The replay the trainer talks to: n-step assembly -> storage -> sampler, plus an optional buffer life.
+
+Prioritized replay never calls the learner: new transitions come with their TD errors when
+``initial_priority='td_error'`` (the caller computes them, see :meth:`Replay.wants_td_errors`),
+and a learning step's TD errors come back through :meth:`Replay.update_priorities`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from polyak.config import InitialPriority, ReplayConfig
-from polyak.replay.nstep import NStepAssembler
+from polyak.replay.nstep import NStepAssembler, Transitions
 from polyak.replay.samplers import PrioritizedSampler, UniformSampler
-from polyak.replay.storage import Batch, ReplayStorage
-
-TdErrorFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-"""(obs, action, reward, next_obs, terminated, discount) -> |TD error| per transition."""
+from polyak.replay.storage import ReplayStorage
+from polyak.types import Batch
 
 
 class Replay:
     """Feeds vector-env steps through the n-step assembler into storage and samples batches.
 
-    ``td_errors`` is needed only with ``initial_priority='td_error'``. With ``buffer_life`` the
-    storage is emptied once that many batches have been sampled, after their priorities came back.
+    One env step: ``transitions = assemble(...)``, then ``insert(transitions, td_errors)``; ``add``
+    does both when no TD errors are wanted. With ``buffer_life`` (the Reacher n-step/prioritized
+    notebook's ``buf_life``) the storage is emptied once that many batches have been sampled, after
+    their priorities came back.
     """
 
     def __init__(
         self, config: ReplayConfig, gamma: float, num_envs: int, obs_dim: int, action_dim: int,
-        rng: np.random.Generator, td_errors: TdErrorFn | None = None,
+        rng: np.random.Generator,
     ) -> None:
         self.config = config
         self.gamma = gamma
@@ -37,9 +41,8 @@ class Replay:
             if config.prioritized else UniformSampler(rng)
         )
         self.assembler = NStepAssembler(config.n_step, gamma, num_envs, obs_dim, action_dim)
-        if config.initial_priority is InitialPriority.TD_ERROR and td_errors is None:
-            raise ValueError("initial_priority='td_error' needs a td_errors function")
-        self.td_errors = td_errors if config.initial_priority is InitialPriority.TD_ERROR else None
+        self.wants_td_errors = config.initial_priority is InitialPriority.TD_ERROR
+        """Whether :meth:`insert` needs the TD errors of new transitions."""
         self.samples = 0
 
     def __len__(self) -> int:
@@ -55,23 +58,32 @@ class Replay:
             self.sampler.clear()
             self.samples = 0
 
+    def assemble(
+        self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, next_obs: np.ndarray,
+        terminated: np.ndarray, done: np.ndarray,
+    ) -> Transitions:
+        """One vector-env step (``next_obs``: true successors) -> the n-step transitions it completes."""
+        self._flush_if_due()
+        return self.assembler.push(obs, action, reward, next_obs, terminated, done)
+
+    def insert(self, transitions: Transitions, td_errors: np.ndarray | None = None) -> np.ndarray:
+        """Store ``transitions`` (with their |TD errors| when :attr:`wants_td_errors`); returns the rows."""
+        if not len(transitions):
+            return np.zeros(0, dtype=np.int64)
+        if self.wants_td_errors and td_errors is None:
+            raise ValueError("initial_priority='td_error' needs the TD errors of new transitions")
+        out = transitions
+        discount = out.discount if self.storage.discount is not None else None
+        rows = self.storage.add(out.obs, out.action, out.reward, out.next_obs, out.terminated, discount)
+        self.sampler.on_add(rows, td_errors if self.wants_td_errors else None)
+        return rows
+
     def add(
         self, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, next_obs: np.ndarray,
         terminated: np.ndarray, done: np.ndarray,
     ) -> np.ndarray:
-        """One vector-env step (``next_obs``: true successors); returns the storage rows written."""
-        self._flush_if_due()
-        out = self.assembler.push(obs, action, reward, next_obs, terminated, done)
-        if not len(out):
-            return np.zeros(0, dtype=np.int64)
-        discount = out.discount if self.storage.discount is not None else None
-        rows = self.storage.add(out.obs, out.action, out.reward, out.next_obs, out.terminated, discount)
-        td = None
-        if self.td_errors is not None:
-            td = self.td_errors(out.obs, out.action, out.reward, out.next_obs, out.terminated,
-                                out.discount)
-        self.sampler.on_add(rows, td)
-        return rows
+        """:meth:`assemble` then :meth:`insert`, for replays that take new rows at the largest priority."""
+        return self.insert(self.assemble(obs, action, reward, next_obs, terminated, done))
 
     def sample(self, batch_size: int, device: torch.device) -> Batch:
         """A batch with importance weights (prioritized) and storage indices."""

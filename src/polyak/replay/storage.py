@@ -8,24 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-
-@dataclass
-class Batch:
-    """A minibatch of transitions as tensors on the learning device.
-
-    ``terminated`` is 1.0 only for true terminal states (time-limit truncation stays 0 and
-    bootstraps). ``discount`` is the per-sample bootstrap discount; ``weights`` are importance
-    weights (None for uniform sampling); ``indices`` are storage rows, for priority updates.
-    """
-
-    obs: torch.Tensor
-    action: torch.Tensor
-    reward: torch.Tensor
-    next_obs: torch.Tensor
-    terminated: torch.Tensor
-    discount: torch.Tensor | float
-    weights: torch.Tensor | None = None
-    indices: np.ndarray | None = None
+from polyak.types import Batch
 
 
 class ReplayStorage:

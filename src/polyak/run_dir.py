@@ -1,0 +1,132 @@
+"""A run directory: the one place that knows its layout.
+
+    config.json     the resolved configs as plain JSON: the only config a load reads (gin would run code)
+    config.gin      the operative gin config of the run, for people to read
+    .polyak.lock    held (flock) by the one process writing the run
+    metrics.csv     one row per episode and per evaluation (values that depend on the seed only)
+    tb/             TensorBoard events
+    checkpoints/    step_<env steps>/ full checkpoints (keep-last-N) and best/ (the agent at its best evaluation)
+    summary.json    written when the run finishes (an interrupted run has none)
+    apex.json       Ape-X runs only: throughput, restarts, noise scales
+
+Training, ``--resume``, ``test``, ``record``, ``export`` and ``plot`` reach these files through
+:class:`RunDir`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polyak.checkpoint import complete_checkpoints
+from polyak.errors import CheckpointError, PolyakError
+
+if TYPE_CHECKING:
+    from polyak.config import Configs
+    from polyak.runlock import RunLock
+
+BEST = "best"
+
+
+class RunDir:
+    """Paths of one run directory and the few reads and writes every command shares."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.config_gin = self.path / "config.gin"
+        self.metrics = self.path / "metrics.csv"
+        self.tensorboard = self.path / "tb"
+        self.checkpoints = self.path / "checkpoints"
+        self.best = self.checkpoints / BEST
+        self.summary = self.path / "summary.json"
+        self.apex_record = self.path / "apex.json"
+        self.config_json = self.path / "config.json"
+        self._lock: RunLock | None = None
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    # ------------------------------------------------------------------ a new run
+    def holds_a_run(self) -> bool:
+        """Whether training already wrote here (a summary or checkpoints)."""
+        return self.summary.exists() or self.checkpoints.exists()
+
+    def create(self, operative_config: str, configs: Configs | None = None, apex: Any = None) -> None:
+        """Take the run's writer lock, make the directory and write ``config.gin`` and ``config.json`` (when
+        given); one clear error when it cannot or when another process writes here."""
+        from polyak.config_json import write_config
+        from polyak.runlock import RunLock
+
+        if self._lock is None:
+            self._lock = RunLock(self.path).acquire()  # held as long as this object (the run) lives
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            if operative_config:
+                self.config_gin.write_text(operative_config)
+            if configs is not None:
+                write_config(self.path, configs, apex)
+        except OSError as error:
+            raise PolyakError(f"cannot write run directory {self.path}: {error.strerror or error}") from None
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        self.summary.write_text(json.dumps(summary, indent=2) + "\n")
+
+    def write_apex_record(self, record: dict[str, Any]) -> None:
+        self.apex_record.write_text(json.dumps(record, indent=2) + "\n")
+
+    # ------------------------------------------------------------------ an existing run
+    def require(self) -> RunDir:
+        """This directory, if it exists and holds a polyak run (its config); else a CheckpointError."""
+        if not self.path.is_dir():
+            raise CheckpointError(f"run directory {self.path} does not exist")
+        if not self.config_json.is_file() and not self.config_gin.is_file():
+            raise CheckpointError(f"{self.path} is not a polyak run directory (no config.json)")
+        return self
+
+    def require_resumable(self) -> RunDir:
+        self.require()
+        if self.summary.is_file():
+            raise CheckpointError(f"{self.path} already finished (it has summary.json); nothing to resume")
+        if self.is_apex():
+            raise CheckpointError(f"{self.path} is an Ape-X run (--workers); Ape-X runs cannot be resumed (their "
+                                  "replay lives in Ray actors and is not checkpointed)")
+        return self
+
+    def is_apex(self) -> bool:
+        from polyak.config_json import read_config
+
+        if self.config_json.is_file():
+            return read_config(self.path)[1] is not None
+        return self.config_gin.is_file() and "ApexConfig." in self.config_gin.read_text()
+
+    def configs(self) -> Configs:
+        """The run's configs, from its config.json only (never gin, which would run the file's imports)."""
+        from polyak.config_json import read_config
+
+        self.require()
+        return read_config(self.path)[0]
+
+    def newest_checkpoint(self) -> Path:
+        """The newest complete full checkpoint; a CheckpointError when there is none."""
+        found = complete_checkpoints(self.checkpoints)
+        if not found:
+            raise CheckpointError(f"{self.path} has no complete checkpoint")
+        return found[-1]
+
+    def read_summary(self) -> dict[str, Any]:
+        """``summary.json`` as a dict, or an empty one for an unfinished run."""
+        from polyak.safe_files import read_json
+
+        return read_json(self.summary, self.path, 1 << 20) if self.summary.is_file() else {}
+
+    def solve_score(self) -> float | None:
+        """``TrainerConfig.solve_score`` as the run's config binds it (None when unbound)."""
+        text = self.config_gin.read_text() if self.config_gin.is_file() else ""
+        found = re.search(r"^TrainerConfig\.solve_score = ([-0-9.e]+)", text, re.MULTILINE)
+        return float(found.group(1)) if found else None
+
+    def config_text(self) -> str:
+        """The operative config as text (plots group runs by it), or the directory's name without one."""
+        return self.config_gin.read_text() if self.config_gin.is_file() else self.path.name
