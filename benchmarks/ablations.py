@@ -5,7 +5,7 @@ Usage: python benchmarks/ablations.py [--quick] [--envs pendulum reacher] [--see
 
 Each run is `polyak train --config <base> --seed S --gin-param ...` in its own process with one torch
 thread, ``--jobs`` at a time. Bases: configs/pendulum.gin (DDPG, Gaussian noise) and
-configs/unity_reacher.gin (seed 000's DDPG, OU noise). Switches: exploration noise (Gaussian / OU /
+configs/unity_reacher.gin (the DDPG Reacher report's DDPG, OU noise). Switches: exploration noise (Gaussian / OU /
 adaptive parameter noise with a LayerNorm actor / NoisyNet), start steps, learn interval (same
 updates-per-step ratio, batched), LayerNorm, the TD3 tricks (all, and each alone), n-step 1/3/5,
 uniform vs prioritized replay. Pendulum is scored by its deterministic evaluations, Reacher by its

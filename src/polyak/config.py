@@ -27,7 +27,7 @@ class Activation(str, enum.Enum):
 class WeightInit(str, enum.Enum):
     """Weight initialisers.
 
-    ``fan_in``: uniform ±sqrt(2/fan_in) with fan_in the layer's number of inputs (seed 000
+    ``fan_in``: uniform ±sqrt(2/fan_in) with fan_in the layer's number of inputs (the DDPG Reacher report
     wrote the output size by mistake; we use the inputs), output layer uniform ±``output_init``.
     ``xavier``: Glorot uniform. ``pytorch``: PyTorch's default ``nn.Linear`` init.
     """
@@ -54,7 +54,7 @@ class NoiseKind(str, enum.Enum):
 
 class InitialPriority(str, enum.Enum):
     """Priority of a new transition: the largest priority so far (Schaul et al. 2016), or
-    ``(|TD error| + epsilon)^alpha`` computed by the agent at insertion (seed 004)."""
+    ``(|TD error| + epsilon)^alpha`` computed by the agent at insertion (the Reacher n-step/prioritized notebook)."""
 
     MAX = "max"
     TD_ERROR = "td_error"
@@ -176,13 +176,13 @@ class NetworkConfig(_Validated):
     """One network (actor or critic); bind per network with the ``actor/`` or ``critic/`` scope.
 
     ``action_layer`` (critic only) is the index of the hidden layer whose input gets the action
-    concatenated: 0 joins it to the observation, 1 (seed 000) joins it after the first layer,
+    concatenated: 0 joins it to the observation, 1 (the DDPG Reacher report) joins it after the first layer,
     ``len(hidden_sizes)`` joins it to the head's input.
 
     ``noisy`` (actor only) makes every linear layer a factorised-Gaussian NoisyLinear
     (Fortunato et al. 2018) with initial sigma ``noisy_sigma0 / sqrt(fan_in)``; the noise is
     fresh in every training forward and, when acting with exploration, fresh per step or, with
-    ``noisy_ou_theta`` set (seed 004), an OU process with unit stationary variance and mean
+    ``noisy_ou_theta`` set (the Reacher PER notebook), an OU process with unit stationary variance and mean
     reversion ``noisy_ou_theta`` per step. ``leaky_relu_slope`` is LeakyReLU's negative slope.
     """
 
@@ -272,7 +272,7 @@ class ReplayConfig(_Validated):
     ends). ``prioritized`` samples proportionally to ``(|TD error| + priority_epsilon)^alpha`` with
     importance weights ``(N P)^-beta`` normalised by their batch max, beta annealed linearly from
     ``beta_start`` to 1 over ``beta_steps`` learning steps (Schaul et al. 2016); new transitions get
-    ``initial_priority``. ``buffer_life`` (seed 004) empties the buffer after that many sampled
+    ``initial_priority``. ``buffer_life`` (the Reacher PER notebook) empties the buffer after that many sampled
     batches (learning steps); None keeps it.
     """
 
@@ -313,8 +313,8 @@ class NoiseConfig(_Validated):
     (``actor/NetworkConfig.layer_norm = True``). Epsilon does not scale parameter noise.
 
     Epsilon starts at ``epsilon_start`` and moves once per vector-env step: ``linear`` subtracts
-    ``epsilon_decay`` (seed 000: 1e-5), ``geometric`` multiplies by ``epsilon_decay`` (e.g. 0.999);
-    neither goes below ``epsilon_min`` (seed 000: 0.025).
+    ``epsilon_decay`` (the DDPG Reacher report: 1e-5), ``geometric`` multiplies by ``epsilon_decay`` (e.g. 0.999);
+    neither goes below ``epsilon_min`` (the DDPG Reacher report: 0.025).
     """
 
     kind: NoiseKind = NoiseKind.GAUSSIAN.value  # type: ignore[assignment]
@@ -353,7 +353,7 @@ class TrainerConfig(_Validated):
     Counting: ``env_steps`` are transitions, summed over the ``num_envs`` parallel envs
     (``max_env_steps``, ``start_steps``, ``eval_interval``, ``checkpoint_interval``);
     ``learn_every`` counts calls to ``env.step`` (each gives ``num_envs`` transitions), after
-    which ``learn_steps`` gradient updates run (seed 000: every 20 steps, 10 updates).
+    which ``learn_steps`` gradient updates run (the DDPG Reacher report: every 20 steps, 10 updates).
 
     ``score_mean_over_envs`` records one episode score per round of ``num_envs`` finished
     episodes, their mean (the Udacity Reacher rule: score = mean over the 20 arms).

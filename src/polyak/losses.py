@@ -33,14 +33,6 @@ def smoothing_noise(
     return (noise * noise_std).clamp(-noise_clip, noise_clip)
 
 
-def smoothed_target_action(
-    action: torch.Tensor, noise_std: float, noise_clip: float, generator: torch.Generator | None
-) -> torch.Tensor:
-    """TD3 target policy smoothing: a' + clip(N(0, std), -c, c), clamped to [-1, 1]."""
-    noise = smoothing_noise(tuple(action.shape), noise_std, noise_clip, generator, action.device)
-    return (action + noise.to(action.dtype)).clamp(-1.0, 1.0)
-
-
 def critic_loss(q_values: torch.Tensor, target: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
     """Mean squared TD error summed over critics; ``q_values`` (n, batch), ``target`` (batch,).
 

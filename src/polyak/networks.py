@@ -40,7 +40,7 @@ class NoisyLinear(nn.Linear):
     Noise is on in training mode (fresh Gaussian per forward) and when ``explore`` is set (acting
     with exploration, independent of train/eval mode so BatchNorm still uses running statistics);
     otherwise the layer uses its mean weights and is deterministic. With ``ou_theta`` the exploring
-    forwards draw the noise inputs from an OU process with unit stationary variance (seed 004).
+    forwards draw the noise inputs from an OU process with unit stationary variance (the Reacher PER notebook).
     """
 
     def __init__(

@@ -10,7 +10,7 @@ from polyak.networks import Critic
 OBS, ACT, N = 5, 2, 3
 CONFIGS = {
     "plain_action_at_input": NetworkConfig(hidden_sizes=(16, 8), action_layer=0),
-    "seed000_input_bn_action_at_layer_1": NetworkConfig(hidden_sizes=(16, 8), input_batchnorm=True, action_layer=1,
+    "report_input_bn_action_at_layer_1": NetworkConfig(hidden_sizes=(16, 8), input_batchnorm=True, action_layer=1,
                                                         weight_init="fan_in"),
     "hidden_batchnorm": NetworkConfig(hidden_sizes=(16, 8), input_batchnorm=True, hidden_batchnorm=True,
                                       action_layer=1),
@@ -66,7 +66,7 @@ def test_ensemble_gradients_equal_separate_critic_gradients(name):
 
 
 def test_first_member_slice_equals_the_first_critic_and_its_action_gradient():
-    ensemble, separate = _pair(CONFIGS["seed000_input_bn_action_at_layer_1"])
+    ensemble, separate = _pair(CONFIGS["report_input_bn_action_at_layer_1"])
     ensemble.eval()
     separate[0].eval()
     obs, action = _batch(4)

@@ -50,7 +50,7 @@ def test_new_rows_get_the_max_priority_so_far():
     sampler.update(np.array([0]), np.array([7.0]))
     sampler.on_add(np.array([2]))
     assert sampler.tree.get(np.array([2]))[0] == 7.0
-    sampler.on_add(np.array([3]), td_errors=np.array([0.5]))  # seed 004: the TD error at insertion
+    sampler.on_add(np.array([3]), td_errors=np.array([0.5]))  # TD error at insertion (Reacher PER notebook)
     assert sampler.tree.get(np.array([3]))[0] == 0.5
 
 

@@ -1,4 +1,4 @@
-"""Point-by-point checks of the Unity-Reacher re-creation against /work/shared/reacher-spec.md."""
+"""Point-by-point checks of the Unity-Reacher re-creation against docs/reacher-spec.md."""
 
 from __future__ import annotations
 

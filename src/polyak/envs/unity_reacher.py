@@ -1,6 +1,6 @@
 """MuJoCo re-creation of the Unity ML-Agents v0.4 "Reacher" (Udacity DRLND Continuous Control).
 
-Every constant below comes from ``/work/shared/reacher-spec.md`` (cited as "spec §n"). Unity's numeric
+Every constant below comes from ``docs/reacher-spec.md`` (cited as "spec §n"). Unity's numeric
 coordinates are kept as-is (y up, gravity ``(0, -9.81, 0)``), so observations, torques and quaternions
 transfer without sign flips (spec §8.1).
 """
