@@ -184,6 +184,12 @@ class NetworkConfig(_Validated):
     fresh in every training forward and, when acting with exploration, fresh per step or, with
     ``noisy_ou_theta`` set (the Reacher PER notebook), an OU process with unit stationary variance and mean
     reversion ``noisy_ou_theta`` per step. ``leaky_relu_slope`` is LeakyReLU's negative slope.
+
+    ``tau`` (None: ``AgentConfig.tau``) is this network's own Polyak factor for its target, as the Reacher
+    PER notebook soft-updates the actor and the critic with their own factors (``p_tau``, ``q_tau``).
+    ``weight_decay`` (Adam's L2 term) reaches the linear layers' weight matrices only (NoisyNet's mu
+    included); biases, BatchNorm/LayerNorm scales and offsets and NoisyNet's sigma (which would shrink
+    exploration) are not decayed unless ``decay_all_parameters`` is True (decay every parameter).
     """
 
     hidden_sizes: tuple[int, ...] = (256, 256)
@@ -202,8 +208,11 @@ class NetworkConfig(_Validated):
     noisy: bool = False
     noisy_sigma0: float = 0.5
     noisy_ou_theta: float | None = None
+    tau: float | None = None
+    decay_all_parameters: bool = False
 
     def validate(self) -> None:
+        self._require(self.tau is None or 0.0 < self.tau <= 1.0, "tau", "in (0, 1] or None (AgentConfig.tau)")
         self._require(self.leaky_relu_slope >= 0, "leaky_relu_slope", ">= 0")
         self._require(self.noisy_sigma0 >= 0, "noisy_sigma0", ">= 0")
         self._require(self.noisy_ou_theta is None or 0 < self.noisy_ou_theta <= 1, "noisy_ou_theta",
@@ -230,7 +239,8 @@ class AgentConfig(_Validated):
     """DDPG (Lillicrap et al. 2015) with the TD3 switches (Fujimoto et al. 2018).
 
     ``n_critics=1, policy_delay=1, target_policy_noise=None`` is DDPG; ``2, 2, 0.2`` is TD3.
-    Target networks follow by Polyak averaging with ``tau`` every ``target_update_every`` updates.
+    Target networks follow by Polyak averaging with ``tau`` every ``target_update_every`` updates;
+    ``actor/NetworkConfig.tau`` or ``critic/NetworkConfig.tau`` gives one network its own factor.
 
     ``device='auto'`` learns on CUDA when available. ``compile`` wraps the loss computations
     (forward and backward) in ``torch.compile`` (CUDA: mode ``reduce-overhead``, i.e. CUDA graphs);

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from polyak.config import AgentConfig, Device, NetworkConfig, Precision
-from polyak.ensemble import CriticEnsemble, EnsembleBatchNorm
+from polyak.ensemble import CriticEnsemble, EnsembleBatchNorm, EnsembleLinear
 from polyak.errors import ConfigError
 from polyak.losses import actor_loss, clipped_min, critic_loss, polyak_update, smoothing_noise, td_target
 from polyak.networks import Actor, NoisyLinear, share_noise_generator
@@ -39,11 +39,45 @@ def resolve_device(device: Device) -> torch.device:
     return torch.device(device.value)
 
 
+LINEAR = (nn.Linear, NoisyLinear, EnsembleLinear)
+
+
+def decayed_parameters(module: nn.Module) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
+    """(decayed, not decayed): linear weight matrices (NoisyNet's mu, the ensemble's stacked weights) decay;
+    biases, normalisation scales and offsets and NoisyNet's sigma do not (AdamW's usual exclusions)."""
+    decayed = {id(m.weight) for m in module.modules() if isinstance(m, LINEAR)}
+    params = list(module.parameters())
+    return [p for p in params if id(p) in decayed], [p for p in params if id(p) not in decayed]
+
+
 def _optimizer(module: nn.Module, config: NetworkConfig, device: torch.device) -> torch.optim.Adam:
-    """Adam as one fused kernel per step on CPU and CUDA (else the multi-tensor path)."""
+    """Adam as one fused kernel per step on CPU and CUDA (else the multi-tensor path).
+
+    One parameter group unless weight decay applies to the linear weights only: then (decayed, not decayed).
+    """
     fused = device.type in ("cpu", "cuda")
-    return torch.optim.Adam(module.parameters(), lr=config.lr, weight_decay=config.weight_decay,
+    groups: Any = module.parameters()
+    if config.weight_decay > 0 and not config.decay_all_parameters:
+        decayed, kept = decayed_parameters(module)
+        groups = [{"params": decayed}, {"params": kept, "weight_decay": 0.0}]
+    return torch.optim.Adam(groups, lr=config.lr, weight_decay=config.weight_decay,
                             fused=fused, foreach=None if fused else True)
+
+
+def _regrouped(saved: dict[str, Any], optimizer: torch.optim.Optimizer, module: nn.Module) -> dict[str, Any]:
+    """``saved`` re-indexed for ``optimizer``'s parameter groups when the two were grouped differently.
+
+    Checkpoints written before weight decay skipped biases and normalisation hold one group (indices in
+    ``module.parameters()`` order); a two-group optimizer lists the decayed weights first, and back.
+    """
+    if len(saved["param_groups"]) == len(optimizer.param_groups):
+        return saved
+    single = list(module.parameters())
+    split = [p for group in decayed_parameters(module) for p in group]
+    old_order = single if len(saved["param_groups"]) == 1 else split
+    index = {id(p): i for i, p in enumerate(p for g in optimizer.param_groups for p in g["params"])}
+    state = {index[id(old_order[int(i)])]: value for i, value in saved["state"].items()}
+    return {"state": state, "param_groups": optimizer.state_dict()["param_groups"]}
 
 
 def mode_sensitive(module: nn.Module) -> bool:
@@ -93,10 +127,11 @@ class Learner:
         self.critic_optim = _optimizer(self.critic, critic, self.device)
         self._actor_params = list(self.actor.parameters())
         self._critic_params = list(self.critic.parameters())
-        targets, online = zip(_target_pairs(self.actor_target, self.actor),
-                              _target_pairs(self.critic_target, self.critic), strict=True)
-        self._target_tensors = [t for group in targets for t in group]
-        self._online_tensors = [t for group in online for t in group]
+        # One Polyak average per network, each with its own factor (the network's tau, else AgentConfig.tau).
+        self._soft_updates = [
+            (*_target_pairs(self.actor_target, self.actor), agent.tau if actor.tau is None else actor.tau),
+            (*_target_pairs(self.critic_target, self.critic), agent.tau if critic.tau is None else critic.tau),
+        ]
         hidden_dtype = torch.bfloat16 if agent.precision is Precision.BFLOAT16 else None
         for network in self.networks.values():
             network.hidden_dtype = hidden_dtype
@@ -128,7 +163,8 @@ class Learner:
             self._last_actor_loss = self._actor_step(batch)
 
         if self.updates % (cfg.policy_delay * cfg.target_update_every) == 0:
-            polyak_update(self._target_tensors, self._online_tensors, cfg.tau)
+            for targets, online, tau in self._soft_updates:
+                polyak_update(targets, online, tau)
 
         metrics = {"critic_loss": loss_q, "actor_loss": self._last_actor_loss, "q_mean": q_values.mean()}
         return UpdateResult(metrics, td_errors=(target.unsqueeze(0) - q_values).abs().mean(dim=0))
@@ -245,8 +281,8 @@ class Learner:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for name, net in self.networks.items():
             net.load_state_dict(state[name])
-        self.actor_optim.load_state_dict(state["actor_optim"])
-        self.critic_optim.load_state_dict(state["critic_optim"])
+        self.actor_optim.load_state_dict(_regrouped(state["actor_optim"], self.actor_optim, self.actor))
+        self.critic_optim.load_state_dict(_regrouped(state["critic_optim"], self.critic_optim, self.critic))
         self.generator.set_state(state["generator"].cpu())
         self.updates = int(state["updates"])
         self._last_actor_loss = state["last_actor_loss"].to(self.device)
