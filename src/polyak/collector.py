@@ -50,12 +50,14 @@ class Collector:
     def __init__(
         self, env: VectorEnv, explorer: Explorer, sink: Sink, scores: ScoreBoard, *, env_seed: int,
         random_steps: int, random_rng: np.random.Generator, keep_history: bool = True,
+        on_restart: Callable[[], None] | None = None,
     ) -> None:
         self.env, self.explorer, self.sink, self.scores = env, explorer, sink, scores
         self.num_envs = int(env.num_envs)
         self.action_dim = int(env.single_action_space.shape[0])
         self.env_seed, self.random_steps, self.random_rng = env_seed, random_steps, random_rng
         self.keep_history = keep_history
+        self.on_restart = on_restart  # drops what the sink holds of abandoned episodes (pending n-step windows)
         self.env_steps = 0  # transitions collected: env.step calls x num_envs
         self.iterations = 0  # env.step calls
         self.resets = 0  # full resets so far
@@ -132,10 +134,13 @@ class Collector:
         return self._replay_history(state["history"], np.asarray(state["obs"]))
 
     def _replay_history(self, history: np.ndarray | None, expected_obs: np.ndarray) -> list[str]:
-        """Rebuild the env state of a checkpoint: the same reset seed, then the same actions."""
+        """Rebuild the env state of a checkpoint: the same reset seed, then the same actions.
+
+        When that is impossible (no history) or lands elsewhere (a non-deterministic env), the
+        checkpoint's episodes are abandoned: see :meth:`_restart_episodes`.
+        """
         if history is None:
-            self.scores.running[:] = 0.0
-            self.obs = self._full_reset()
+            self._restart_episodes()
             return ["too many steps since the last reset to restore the environment exactly; "
                     "starting fresh episodes"]
         obs, _ = self.env.reset(seed=reset_seed(self.env_seed, self.resets))
@@ -144,6 +149,18 @@ class Collector:
         self.history = list(history)
         self.obs = obs
         if not np.array_equal(obs, expected_obs):
-            self.obs = expected_obs
-            return ["the environment is not deterministic; the resumed run will differ from an uninterrupted one"]
+            self._restart_episodes()
+            return ["the environment is not deterministic; starting fresh episodes, so the resumed run will "
+                    "differ from an uninterrupted one"]
         return []
+
+    def _restart_episodes(self) -> None:
+        """Abandon the episodes in progress for new ones (the next full reset's seed), leaving nothing of them:
+        running scores zeroed, exploration reset (OU state, a new parameter-noise perturbation), the sink's
+        pending n-step windows dropped, and the observation that of the new reset."""
+        self.resets += 1
+        self.obs = self._full_reset()
+        self.scores.running[:] = 0.0
+        self.explorer.reset(None)
+        if self.on_restart is not None:
+            self.on_restart()

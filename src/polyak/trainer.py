@@ -95,6 +95,7 @@ class Trainer:
             env, self.explorer, self._store, ScoreBoard(cfg.num_envs, cfg.solve_window, cfg.score_mean_over_envs),
             env_seed=int(env_seq.generate_state(1)[0] % 2**31), random_steps=cfg.start_steps,
             random_rng=np.random.default_rng(explore_seq),
+            on_restart=self.replay.assembler.clear,  # resume that abandons episodes drops their windows
         )
         self.progress = Progress(cfg, self.collector.scores)
         self.checkpointer = Checkpointer(self.directory, cfg.keep_checkpoints, {

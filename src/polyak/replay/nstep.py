@@ -95,6 +95,10 @@ class NStepAssembler:
         self.length[done] = 0
         return out
 
+    def clear(self) -> None:
+        """Drop every pending window (the episodes they belong to were abandoned)."""
+        self.length[:] = 0
+
     def state_dict(self) -> dict[str, Any]:
         return {"obs": self.obs.copy(), "action": self.action.copy(), "reward": self.reward.copy(),
                 "length": self.length.copy()}
