@@ -1,3 +1,28 @@
-"""polyak: DDPG-family agents for continuous control."""
+"""polyak: DDPG-family agents for continuous control.
+
+``polyak.train(config="pendulum")`` trains and returns a :class:`~polyak.api.Run`;
+``polyak.load(run_dir).predict(obs)`` acts in the env's units. Nothing heavy is imported until used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["Policy", "Run", "__version__", "load", "train"]
+
+if TYPE_CHECKING:
+    from polyak.api import Run, load, train
+    from polyak.policy import Policy
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("train", "load", "Run"):
+        from polyak import api
+
+        return getattr(api, name)
+    if name == "Policy":
+        from polyak.policy import Policy
+
+        return Policy
+    raise AttributeError(f"module 'polyak' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The ``polyak`` command: ``train``, ``test``, ``record``, ``plot``, ``export`` and ``sweep``.
+"""The ``polyak`` command: ``train``, ``test``, ``record``, ``plot``, ``export``, ``configs``, ``upgrade``, ``sweep``.
 
 Gin is parsed here and nowhere else. Every error a user can cause ends as one line on stderr
 and exit code 2. Ray (``polyak sweep``, ``polyak train --workers N``) is imported only inside the
@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import gin
 
+from polyak import __version__
 from polyak.errors import ConfigError, PolyakError
-from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin
+from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin, resolve_config
 from polyak.run_dir import RunDir
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         run_dir, config_file = _resume_setup(args)
     else:
-        config_file = Path(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
+        config_file = resolve_config(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
         if args.seed is not None:
             if args.seed < 0:
                 raise ConfigError(f"--seed must be >= 0, got {args.seed}")
@@ -109,6 +110,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         configs = build_configs_from_gin()
     if apex is not None:
         from polyak.distributed.apex_learner import check_apex_configs
+
+        if configs.trainer.normalize_observations:
+            raise ConfigError("TrainerConfig.normalize_observations is not supported with --workers (Ape-X workers "
+                              "would each need the learner's running statistics); train without --workers")
         from polyak.distributed.ray_runtime import require_ray
 
         check_apex_configs(configs, apex)
@@ -168,13 +173,24 @@ def _report(summary: Summary, configs: Configs, run_dir: Path, resumable: bool) 
     return 0
 
 
+def _run_arg(args: argparse.Namespace, required: bool = False) -> str | None:
+    """The run named positionally (``polyak test RUN``) or with the older ``--run-dir RUN``."""
+    if args.run and args.run_flag and Path(args.run) != Path(args.run_flag):
+        raise ConfigError(f"two runs given: {args.run} and --run-dir {args.run_flag}; give one")
+    run = args.run or args.run_flag
+    if required and run is None:
+        raise ConfigError(f"polyak {args.command} needs a run directory: polyak {args.command} RUN")
+    return run
+
+
 def cmd_test(args: argparse.Namespace) -> int:
     from polyak.playback import load_policy, run_policy
 
     if args.episodes is not None and args.episodes < 1:
         raise ConfigError(f"--episodes must be >= 1, got {args.episodes}")
-    policy = load_policy(args.run_dir, args.checkpoint, args.device)
-    source = args.run_dir or "the pretrained agent"
+    run = _run_arg(args)
+    policy = load_policy(run, args.checkpoint, args.device)
+    source = run or "the pretrained agent"
     scores = run_policy(policy, episodes=args.episodes, seed=args.seed)
     mean = sum(scores) / len(scores)
     print(f"{policy.env_id} ({source}): mean score {mean:.2f} over {len(scores)} episodes (no exploration noise)")
@@ -187,7 +203,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     if args.steps < 1 or args.every < 1 or args.fps <= 0:
         raise ConfigError("--steps and --every must be >= 1 and --fps > 0")
-    policy = load_policy(args.run_dir, args.checkpoint, "cpu")
+    policy = load_policy(_run_arg(args), args.checkpoint, "cpu")
     frames = record_episode(policy, Path(args.out), steps=args.steps, every=args.every, fps=args.fps,
                             seed=args.seed, width=args.width, height=args.height)
     print(f"wrote {frames} frames of {policy.env_id} to {args.out}")
@@ -215,7 +231,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds)
     if args.max_concurrent is not None and args.max_concurrent < 1:
         raise ConfigError(f"--max-concurrent must be >= 1, got {args.max_concurrent}")
-    config_file = Path(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
+    config_file = resolve_config(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
     parse_gin(config_file, list(args.gin_param))
     configs = build_configs_from_gin()
     if args.sweep_dir:
@@ -244,27 +260,49 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from polyak.playback import export_policy
+    from polyak.export import export_policy
 
-    out = export_policy(Path(args.run_dir), Path(args.out), args.checkpoint)
-    print(f"exported the actor of {args.run_dir} to {out}")
+    run = _run_arg(args, required=True)
+    formats = ("safetensors", "onnx") if args.format == "onnx" else ("safetensors",)
+    out = export_policy(Path(run), Path(args.out), args.checkpoint, formats)
+    print(f"exported the actor of {run} to {out} (model card: {out / 'README.md'})")
+    return 0
+
+
+def cmd_configs(args: argparse.Namespace) -> int:
+    from polyak.ginconf import describe_config, shipped_configs
+
+    shipped = shipped_configs()
+    width = max(len(name) for name in shipped)
+    for name, path in shipped.items():
+        print(f"{name:<{width}}  {describe_config(path)}")
+    print("\npolyak train --config NAME (a name without its suite/ folder works when it is unique)")
     return 0
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
     from polyak.upgrade import upgrade
 
-    written = upgrade(Path(args.run_dir), trust=args.trust)
+    written = upgrade(Path(_run_arg(args, required=True)), trust=args.trust)
     print(f"polyak: wrote {written}; the run now loads without parsing its config.gin")
     return 0
 
 
+def _add_run(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("run", nargs="?", metavar="RUN", help=what)
+    parser.add_argument("--run-dir", dest="run_flag", metavar="RUN", help="the same as RUN (older spelling)")
+    parser.add_argument("--checkpoint", help="'best' (default; the newest when the run never evaluated), 'newest', "
+                        "or a checkpoint directory")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="polyak", description="Train and run DDPG-family agents.")
+    parser.add_argument("--version", action="version", version=f"polyak {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
     train = commands.add_parser("train", help="train an agent (default: the default task and config)")
-    train.add_argument("--config", help=f"gin config file (default: the packaged {DEFAULT_CONFIG})")
+    train.add_argument("--config", help=f"gin config file or a shipped config's name, e.g. pendulum (polyak configs "
+                       f"lists them; default: {DEFAULT_CONFIG})")
     train.add_argument("--seed", type=int, help="override every seed; suffixes the run name with _seed_N")
     train.add_argument("--gin-param", action="append", default=[], metavar="BINDING",
                        help="extra gin binding, e.g. 'TrainerConfig.max_env_steps=5000' (repeatable)")
@@ -277,17 +315,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(handler=cmd_train)
 
     test = commands.add_parser("test", help="run a trained agent without exploration noise")
-    test.add_argument("run_dir", nargs="?",
-                      help="run directory or exported policy (default: the pretrained Reacher agent)")
-    test.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
+    _add_run(test, "run directory, checkpoint or exported policy (default: the pretrained Reacher agent)")
     test.add_argument("--episodes", type=int, default=None, help="episodes to run (default: one per env)")
     test.add_argument("--seed", type=int, default=0, help="seed of the test env")
     test.add_argument("--device", default="cpu", help="torch device for the policy (default: cpu)")
     test.set_defaults(handler=cmd_test)
 
     record = commands.add_parser("record", help="render an episode of a trained agent to .gif or .mp4")
-    record.add_argument("--run-dir", dest="run_dir", help="run directory or exported policy (default: pretrained)")
-    record.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
+    _add_run(record, "run directory, checkpoint or exported policy (default: the pretrained Reacher agent)")
     record.add_argument("--out", required=True, help="output file, .gif or .mp4")
     record.add_argument("--steps", type=int, default=250, help="env steps to record (default: 250)")
     record.add_argument("--every", type=int, default=1, help="keep every n-th frame (default: 1)")
@@ -305,20 +340,25 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(handler=cmd_plot)
 
     export = commands.add_parser("export", help="save a run's actor alone (safetensors + config) for sharing")
-    export.add_argument("run_dir")
-    export.add_argument("--out", required=True, help="directory to write")
-    export.add_argument("--checkpoint", help="checkpoint directory to load (default: the newest in the run)")
+    _add_run(export, "run directory to export")
+    export.add_argument("--out", required=True, help="directory to write (a new one, not inside the run)")
+    export.add_argument("--format", choices=("safetensors", "onnx"), default="safetensors",
+                        help="onnx: also write policy.onnx (needs polyak[onnx])")
     export.set_defaults(handler=cmd_export)
 
     upgrade = commands.add_parser("upgrade", help="give a run or exported agent of an older polyak its config.json "
                                   "(parses its config.gin once: only for runs you trust)")
-    upgrade.add_argument("run_dir", metavar="RUN", help="run directory or exported agent")
+    upgrade.add_argument("run", nargs="?", metavar="RUN", help="run directory or exported agent")
+    upgrade.add_argument("--run-dir", dest="run_flag", metavar="RUN", help=argparse.SUPPRESS)
     upgrade.add_argument("--trust", action="store_true", help="convert without asking")
     upgrade.set_defaults(handler=cmd_upgrade)
 
+    configs = commands.add_parser("configs", help="list the shipped configs (names for --config)")
+    configs.set_defaults(handler=cmd_configs)
+
     sweep = commands.add_parser("sweep", help="run seeds x a grid of bindings in parallel on Ray Tune "
                                 "(needs polyak[distributed])")
-    sweep.add_argument("--config", help=f"gin config file (default: the packaged {DEFAULT_CONFIG})")
+    sweep.add_argument("--config", help=f"gin config file or shipped config name (default: {DEFAULT_CONFIG})")
     sweep.add_argument("--seeds", default="0-4", help="seeds: a range 0-4, a list 0,2,5 or both (default: 0-4)")
     sweep.add_argument("--gin-param", action="append", default=[], metavar="BINDING",
                        help="extra gin binding for every run (repeatable)")

@@ -17,6 +17,7 @@ from gymnasium.vector import VectorEnv
 
 from polyak.envs import final_observations
 from polyak.explorer import Explorer
+from polyak.normalization import ObservationNormalizer
 from polyak.scores import ScoreBoard
 
 HISTORY_LIMIT = 100_000  # env.step calls since the last full reset kept for an exact mid-episode resume
@@ -51,6 +52,7 @@ class Collector:
         self, env: VectorEnv, explorer: Explorer, sink: Sink, scores: ScoreBoard, *, env_seed: int,
         random_steps: int, random_rng: np.random.Generator, keep_history: bool = True,
         on_restart: Callable[[], None] | None = None,
+        normalizer: ObservationNormalizer | None = None,
     ) -> None:
         self.env, self.explorer, self.sink, self.scores = env, explorer, sink, scores
         self.num_envs = int(env.num_envs)
@@ -58,6 +60,7 @@ class Collector:
         self.env_seed, self.random_steps, self.random_rng = env_seed, random_steps, random_rng
         self.keep_history = keep_history
         self.on_restart = on_restart  # drops what the sink holds of abandoned episodes (pending n-step windows)
+        self.normalizer = normalizer  # updated with every observation acted on; the explorer sees normalized ones
         self.env_steps = 0  # transitions collected: env.step calls x num_envs
         self.iterations = 0  # env.step calls
         self.resets = 0  # full resets so far
@@ -72,12 +75,16 @@ class Collector:
     def _action(self, obs: np.ndarray) -> np.ndarray:
         if self.env_steps < self.random_steps:
             return self.random_rng.uniform(-1.0, 1.0, size=(self.num_envs, self.action_dim))
+        if self.normalizer is not None:
+            obs = self.normalizer.normalize(obs)
         return self.explorer.act(obs, explore=True)
 
     def step(self) -> Step:
         """Act, step the env, store the transitions; raises :class:`EnvStepError` when the env fails."""
         if self.obs is None:
             self.obs = self._full_reset()
+        if self.normalizer is not None:
+            self.normalizer.update(self.obs)
         action = self._action(self.obs)
         try:
             next_obs, reward, terminated, truncated, info = self.env.step(action)

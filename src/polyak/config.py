@@ -372,6 +372,10 @@ class TrainerConfig(_Validated):
 
     ``env_id`` is a Gymnasium id or ``module:EnvId`` (Gymnasium's convention: import ``module``,
     then make ``EnvId``); ``env_kwargs`` go to the env's constructor, e.g. ``{'reset_noise_scale': 0.1}``.
+
+    ``normalize_observations`` standardises observations with a running mean and variance of the collected
+    data (frozen for evaluation; saved in checkpoints and exports), clipped to ±``observation_clip``.
+    ``wandb_project`` also logs the scalars and the config to Weights & Biases (the ``wandb`` extra).
     """
 
     env_id: str = "Pendulum-v1"
@@ -395,9 +399,15 @@ class TrainerConfig(_Validated):
     run_name: str | None = None
     runs_root: str = "runs"
     progress_bar: bool = True
+    normalize_observations: bool = False
+    observation_clip: float = 10.0
+    wandb_project: str | None = None
 
     def validate(self) -> None:
         self._require(bool(self.env_id.strip()), "env_id", "a non-empty Gymnasium id")
+        self._require(self.observation_clip > 0, "observation_clip", "> 0")
+        self._require(self.wandb_project is None or bool(self.wandb_project.strip()), "wandb_project",
+                      "a non-empty W&B project name or None")
         self._require(self.num_envs >= 1, "num_envs", ">= 1")
         self._require(self.seed >= 0, "seed", ">= 0")
         self._require(self.max_env_steps >= 1, "max_env_steps", ">= 1")

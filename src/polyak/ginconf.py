@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import dataclasses
+import difflib
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -19,13 +23,97 @@ def packaged_config(name: str) -> Path:
     return Path(str(resources.files("polyak") / "configs" / name))
 
 
-def _gin_message(error: Exception) -> str:
-    """First line of a gin error plus where it happened."""
+def _configs_root() -> Path:
+    return packaged_config("")
+
+
+def shipped_configs() -> dict[str, Path]:
+    """Every shipped config by name: its path under ``configs/`` without ``.gin`` (``suite/hopper_td3``)."""
+    root = _configs_root()
+    return {p.relative_to(root).with_suffix("").as_posix(): p for p in sorted(root.rglob("*.gin"))}
+
+
+def describe_config(path: Path) -> str:
+    """The first comment line of a config file (its one-line description), or ''."""
+    for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+        if line.strip():
+            break
+    return ""
+
+
+def resolve_config(name: str | Path) -> Path:
+    """A config file from a path, or a shipped config's name: ``pendulum``, ``pendulum.gin``, ``suite/hopper_td3``
+    or ``hopper_td3`` (when only one shipped config has that name)."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    text = str(name).removesuffix(".gin")
+    shipped = shipped_configs()
+    if text in shipped:
+        return shipped[text]
+    by_stem = [key for key in shipped if key.rsplit("/", 1)[-1] == text]
+    if len(by_stem) == 1:
+        return shipped[by_stem[0]]
+    if len(by_stem) > 1:
+        raise ConfigError(f"config name {str(name)!r} is ambiguous: {', '.join(by_stem)}")
+    names = list(dict.fromkeys([*shipped, *(k.rsplit("/", 1)[-1] for k in shipped)]))
+    close = difflib.get_close_matches(text, names, n=3)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else " (list them: polyak configs)"
+    raise ConfigError(f"config file {name} does not exist and no shipped config has that name{hint}")
+
+
+def _configurables() -> dict[str, type]:
+    from polyak import config
+
+    return {name: getattr(config, name) for name in ("TrainerConfig", "AgentConfig", "NetworkConfig", "ReplayConfig",
+                                                     "NoiseConfig", "ApexConfig")}
+
+
+def _suggest(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _not_literal(bindings: Sequence[str]) -> str | None:
+    """The first binding whose value is not a Python literal (gin's 'malformed node' error)."""
+    for binding in bindings:
+        name, sep, value = binding.partition("=")
+        value = value.strip()
+        if not sep or value.startswith(("@", "%")):
+            continue
+        try:
+            ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return f"{name.strip()} = {value}"
+    return None
+
+
+def _gin_message(error: Exception, bindings: Sequence[str] = ()) -> str:
+    """One line for a gin error: what was wrong, where, and a suggestion for a misspelt name."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     if not lines:
         return type(error).__name__
+    first = lines[0]
+    if "malformed node or string" in first:
+        culprit = _not_literal(bindings)
+        where = f" in {culprit!r}" if culprit else ""
+        return (f"a value{where} is not a Python literal; put strings in quotes "
+                "(TrainerConfig.env_id = 'Pendulum-v1') and write numbers, tuples, lists, dicts, True/False or None")
+    if "EOF in multi-line statement" in first or "unterminated" in first.lower():
+        return "unbalanced brackets or quotes in a binding or the config file"
+    missing = re.search(r"Configurable '(\w+)' doesn't have a parameter named '(\w+)'", first)
+    if missing:
+        cls = _configurables().get(missing.group(1))
+        fields = [f.name for f in dataclasses.fields(cls)] if cls else []
+        first = f"{missing.group(1)} has no setting {missing.group(2)!r}{_suggest(missing.group(2), fields)}"
+    unknown = re.search(r"No configurable matching '([\w/.]+)'", first)
+    if unknown:
+        name = unknown.group(1).rsplit("/", 1)[-1]
+        first = f"unknown configurable {unknown.group(1)!r}{_suggest(name, list(_configurables()))}"
     where = next((line for line in lines[1:] if line.startswith("In ") and "configurable" not in line), None)
-    return f"{lines[0]} ({where[0].lower() + where[1:]})" if where else lines[0]
+    return f"{first} ({where[0].lower() + where[1:]})" if where else first
 
 
 @contextlib.contextmanager
@@ -61,7 +149,7 @@ def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
     except ConfigError:
         raise
     except Exception as error:  # gin raises ValueError, SyntaxError, TokenError, ... for bad text
-        raise ConfigError(f"invalid gin config: {_gin_message(error)}") from None
+        raise ConfigError(f"invalid gin config: {_gin_message(error, bindings)}") from None
 
 
 def build_configs_from_gin() -> Configs:
@@ -69,7 +157,6 @@ def build_configs_from_gin() -> Configs:
         return build_configs()
     except ConfigError as error:
         raise ConfigError(_gin_message(error)) from None
-
 
 
 

@@ -1,46 +1,47 @@
-"""Load a trained policy (from a run directory or a checkpoint) and run it without exploration."""
+"""Load a trained policy (a run directory, one of its checkpoints, an exported agent or the shipped pretrained
+agent) and run it without exploration. Loading reads JSON and safetensors only, never gin."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import torch
-from safetensors.torch import save_file
 
-from polyak.checkpoint import describe_mismatch, load_checkpoint
+from polyak.checkpoint import META_FILE, describe_mismatch, load_checkpoint
 from polyak.config import Configs
-from polyak.envs import make_env
-from polyak.errors import CheckpointError
+from polyak.errors import CheckpointError, ConfigError
 from polyak.evaluation import run_episodes
 from polyak.networks import Actor
-from polyak.run_dir import RunDir
+from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
+from polyak.normalization import ObservationNormalizer
+from polyak.policy import Policy
+from polyak.run_dir import BEST, RunDir
 from polyak.safe_files import load_tensors, read_json, require_finite
+from polyak.spaces import EnvSpaces
+
+__all__ = ["ACTOR_FILE", "INFO_FILE", "Policy", "load_policy", "resolve_device", "run_policy"]
 
 MAX_INFO_BYTES = 1 << 20
 PRETRAINED_NAME = "unity_reacher"
 ACTOR_FILE = "actor.safetensors"
 INFO_FILE = "info.json"
+NEWEST = ("newest", "latest", "last")
 
 
-@dataclass
-class Policy:
-    """A deterministic actor and the environment it was trained on."""
-
-    env_id: str
-    num_envs: int
-    actor: Actor
-    device: torch.device
-    env_kwargs: dict = field(default_factory=dict)
-
-    @torch.no_grad()
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
-        return self.actor(obs_t).cpu().numpy()
+def resolve_device(device: str) -> torch.device:
+    """A torch device this torch can use; a ConfigError naming the problem otherwise."""
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ConfigError(f"unknown device {device!r} (use cpu, cuda or cuda:N)") from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} is not available: this torch {torch.__version__} has no usable CUDA "
+                          "(use --device cpu)")
+    if resolved.type not in ("cpu", "cuda"):
+        raise ConfigError(f"device {device!r} is not supported (use cpu, cuda or cuda:N)")
+    return resolved
 
 
 def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: int, action_dim: int,
@@ -54,84 +55,123 @@ def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: 
     return actor.eval()
 
 
-def load_policy_from_run(run_dir: Path, checkpoint: str | None, device: str = "cpu") -> Policy:
-    """The actor of the newest (or the given) checkpoint of a run."""
+def _normalizer(state: Any, obs_dim: int, where: str) -> ObservationNormalizer | None:
+    if state is None:
+        return None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{where}: observation normalization statistics are damaged")
+    return ObservationNormalizer.from_state(state, obs_dim)
+
+
+def _spaces(data: Any, where: str) -> EnvSpaces | None:
+    return None if data is None else EnvSpaces.from_json(data, where)
+
+
+def is_checkpoint(path: Path) -> bool:
+    return path.is_dir() and (path / META_FILE).is_file()
+
+
+def resolve_checkpoint(run: RunDir, checkpoint: str | Path | None) -> Path:
+    """``None``: the best checkpoint, or the newest when the run has no best; ``'best'``; ``'newest'``; or a path
+    (a checkpoint directory, or a name inside the run's ``checkpoints/``)."""
+    if checkpoint is None:
+        return run.best if is_checkpoint(run.best) else run.newest_checkpoint()
+    name = str(checkpoint)
+    if name == BEST:
+        if not is_checkpoint(run.best):
+            raise CheckpointError(f"{run.path} has no best checkpoint (it never evaluated: set "
+                                  "TrainerConfig.eval_interval); use --checkpoint newest")
+        return run.best
+    if name in NEWEST:
+        return run.newest_checkpoint()
+    path = Path(name)
+    if not path.exists() and (run.checkpoints / name).exists():
+        path = run.checkpoints / name
+    if not is_checkpoint(path):
+        raise CheckpointError(f"checkpoint {name} not found (give 'best', 'newest' or a checkpoint directory)")
+    return path
+
+
+def load_policy_from_run(run_dir: Path, checkpoint: str | Path | None, device: str = "cpu") -> Policy:
+    """The actor of a run's best checkpoint (default; the newest when it has none) or of the given one."""
     run = RunDir(run_dir)
     configs = run.configs()
-    path = Path(checkpoint) if checkpoint is not None else run.newest_checkpoint()
+    path = resolve_checkpoint(run, checkpoint)
     state, meta = load_checkpoint(path)
     try:
-        actor_state = state["agent"]["actor"]
+        agent = state["agent"]
+        actor_state = agent["actor"]
         obs_dim, action_dim = int(meta["obs_dim"]), int(meta["action_dim"])
     except (KeyError, TypeError, ValueError):
         raise CheckpointError(f"checkpoint {path} does not hold an agent") from None
-    torch_device = torch.device(device)
+    torch_device = resolve_device(device)
     actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
+    normalizer = _normalizer(agent.get(NORMALIZER_KEY), obs_dim, str(path))
+    if configs.trainer.normalize_observations and normalizer is None:
+        raise CheckpointError(f"checkpoint {path} lacks the observation statistics its config normalizes with")
     trainer = configs.trainer
-    return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs))
-
-
-def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs: int | None = None) -> list[float]:
-    """Episode scores of the policy on fresh envs (default: one episode per env)."""
-    env = make_env(policy.env_id, num_envs or policy.num_envs, **policy.env_kwargs)
-    try:
-        obs_dim = int(env.single_observation_space.shape[0])
-        if obs_dim != _input_dim(policy.actor):
-            raise CheckpointError(f"policy expects {_input_dim(policy.actor)} observations, env gives {obs_dim}")
-        return run_episodes(env, policy, episodes or env.num_envs, seed)
-    finally:
-        env.close()
-
-
-def _input_dim(actor: Actor) -> int:
-    return int(actor.backbone[0].linear.in_features)
+    return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs),
+                  _spaces(meta.get("spaces"), str(path)), normalizer)
 
 
 def pretrained_dir(name: str = PRETRAINED_NAME) -> Path:
-    """Where the package keeps a pretrained agent: ``config.gin``, ``actor.safetensors``, ``info.json``."""
+    """Where the package keeps a pretrained agent: ``config.json``, ``actor.safetensors``, ``info.json``."""
     return Path(str(resources.files("polyak") / "pretrained" / name))
 
 
+def read_info(directory: Path) -> dict[str, Any]:
+    info = read_json(directory / INFO_FILE, directory, MAX_INFO_BYTES)
+    if not isinstance(info, dict):
+        raise CheckpointError(f"{directory / INFO_FILE} is damaged")
+    return info
+
+
 def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
-    """A policy exported by :func:`export_policy` (the shipped pretrained agent is one)."""
+    """A policy exported by :func:`polyak.export.export_policy` (the shipped pretrained agent is one)."""
     for required in (ACTOR_FILE, INFO_FILE):
         if not (directory / required).is_file():
             raise CheckpointError(f"{directory} is not an exported policy (no {required})")
     configs = RunDir(directory).configs()  # config.json only: gin is never run on a shared file
-    info = read_json(directory / INFO_FILE, directory, MAX_INFO_BYTES)
+    info = read_info(directory)
     try:
         obs_dim, action_dim = int(info["obs_dim"]), int(info["action_dim"])
     except (KeyError, TypeError, ValueError):
         raise CheckpointError(f"{directory / INFO_FILE} is damaged") from None
     actor_state = load_tensors(directory / ACTOR_FILE, directory)
     require_finite(actor_state, str(directory / ACTOR_FILE))
-    torch_device = torch.device(device)
+    torch_device = resolve_device(device)
     actor = load_actor(configs, actor_state, obs_dim, action_dim, torch_device)
+    where = str(directory / INFO_FILE)
     trainer = configs.trainer
-    return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs))
+    return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs),
+                  _spaces(info.get("spaces"), where), _normalizer(info.get(NORMALIZER_KEY), obs_dim, where))
 
 
-def load_policy(run_dir: str | None, checkpoint: str | None = None, device: str = "cpu") -> Policy:
-    """A run directory's policy, an exported policy directory, or the shipped pretrained agent (None)."""
-    if run_dir is None:
+def load_policy(source: str | Path | None, checkpoint: str | Path | None = None, device: str = "cpu") -> Policy:
+    """A run directory's policy, one checkpoint directory of a run, an exported policy directory, or the shipped
+    pretrained agent (``None``)."""
+    if source is None:
         return load_policy_from_dir(pretrained_dir(), device)
-    path = Path(run_dir)
+    path = Path(source)
+    if not path.exists():
+        raise CheckpointError(f"{path} does not exist (give a run directory, a checkpoint or an exported agent)")
     if (path / ACTOR_FILE).is_file():
         return load_policy_from_dir(path, device)
+    if is_checkpoint(path) and checkpoint is None:  # <run>/checkpoints/<name>
+        return load_policy_from_run(path.parent.parent, path, device)
     return load_policy_from_run(path, checkpoint, device)
 
 
-def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None) -> Path:
-    """Write a run's actor alone (safetensors), its config and a small JSON record into ``out_dir``."""
-    policy = load_policy_from_run(run_dir, checkpoint, "cpu")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in policy.actor.state_dict().items()}, str(out_dir / ACTOR_FILE))
-    run = RunDir(run_dir)
-    shutil.copyfile(run.config_json, RunDir(out_dir).config_json)
-    if run.config_gin.is_file():
-        shutil.copyfile(run.config_gin, RunDir(out_dir).config_gin)  # for people to read; never loaded
-    summary = run.read_summary()
-    info = {"env_id": policy.env_id, "obs_dim": _input_dim(policy.actor),
-            "action_dim": int(policy.actor.head.out_features), "training_summary": summary}
-    (out_dir / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
-    return out_dir
+def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs: int | None = None) -> list[float]:
+    """Episode scores of the policy on fresh envs (default: one episode per env)."""
+    from polyak.envs import make_env
+
+    env = make_env(policy.env_id, num_envs or policy.num_envs, **policy.env_kwargs)
+    try:
+        obs_dim = int(env.single_observation_space.shape[0])
+        expected = int(policy.actor.backbone[0].linear.in_features)
+        if obs_dim != expected:
+            raise CheckpointError(f"policy expects {expected} observations, env gives {obs_dim}")
+        return run_episodes(env, policy, episodes or env.num_envs, seed)
+    finally:
+        env.close()

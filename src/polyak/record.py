@@ -1,17 +1,53 @@
-"""Render a policy's episode to a GIF or MP4, headless (MuJoCo EGL) through imageio."""
+"""Render a policy's episode to a GIF or MP4, headless (MuJoCo EGL) through imageio.
+
+Frames come from the first env of the vector env. ``width`` and ``height`` reach envs whose constructor
+takes them (MuJoCo envs, the Unity Reacher); others (classic control, PyBullet) render at their own size.
+Every frame is rendered after a step, so all of them come from the same, fully updated camera (a MuJoCo
+model's camera pose is only computed by the first step after a reset).
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from polyak.envs import make_env
-from polyak.errors import PolyakError
-from polyak.playback import Policy
+from polyak.envs.factory import resolve_env_id
+from polyak.errors import EnvError, PolyakError
+from polyak.policy import Policy
 
 FORMATS = (".gif", ".mp4")
+
+
+def accepts_size(env_id: str) -> bool:
+    """Whether the env's constructor takes ``width`` and ``height`` (or any keyword arguments)."""
+    try:
+        spec = gym.spec(resolve_env_id(env_id))
+        creator = spec.entry_point
+        if isinstance(creator, str):
+            creator = gym.envs.registration.load_env_creator(creator)
+        parameters = inspect.signature(creator).parameters.values()
+    except (gym.error.Error, TypeError, ValueError, ImportError, AttributeError):
+        return False
+    names = {p.name for p in parameters}
+    return {"width", "height"} <= names or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def first_frame(rendered: Any) -> np.ndarray:
+    """One ``(height, width, 3)`` frame from what a vector env's ``render`` returns (a frame or one per env)."""
+    if isinstance(rendered, tuple | list):
+        rendered = rendered[0]
+    frame = np.asarray(rendered)
+    if frame.ndim == 4:
+        frame = frame[0]
+    if frame.ndim != 3:
+        raise PolyakError(f"the env rendered an array of shape {frame.shape}, not an RGB frame")
+    return frame
 
 
 def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: float = 25.0, seed: int = 0,
@@ -23,17 +59,22 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
     if out.suffix.lower() not in FORMATS:
         raise PolyakError(f"--out must end in {' or '.join(FORMATS)}, got {out.name!r}")
     os.environ.setdefault("MUJOCO_GL", "egl")
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame (classic control) without a display
     import imageio.v3 as iio
 
-    env = make_env(policy.env_id, policy.num_envs, render_mode="rgb_array", width=width, height=height,
-                   **policy.env_kwargs)
+    size = {"width": width, "height": height} if accepts_size(policy.env_id) else {}
+    env = make_env(policy.env_id, policy.num_envs, render_mode="rgb_array", **size, **policy.env_kwargs)
     frames: list[np.ndarray] = []
     try:
         obs, _ = env.reset(seed=seed)
         for step in range(steps):
-            if step % every == 0:
-                frames.append(np.asarray(env.render()))
             obs, *_ = env.step(policy(obs))
+            if step % every == 0:
+                frames.append(first_frame(env.render()))
+    except PolyakError:
+        raise
+    except gym.error.DependencyNotInstalled as error:
+        raise EnvError(f"rendering {policy.env_id} needs a package that is not installed: {error}") from None
     except Exception as error:  # GL context creation failures surface as several exception types
         raise PolyakError(f"rendering failed ({type(error).__name__}: {error}); headless rendering needs "
                           "MUJOCO_GL=egl and the EGL libraries (libegl1)") from None
@@ -50,6 +91,6 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
 def _write_mp4(out: Path, frames: list[np.ndarray], fps: float) -> None:
     import imageio
 
-    with imageio.get_writer(out, fps=fps, codec="libx264", macro_block_size=8) as writer:
+    with imageio.get_writer(out, fps=fps, codec="libx264", macro_block_size=2) as writer:
         for frame in frames:
             writer.append_data(frame)

@@ -10,6 +10,7 @@ schedule of :class:`~polyak.schedule.Every`. The trainer never computes a loss a
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import threading
 import time
@@ -30,11 +31,14 @@ from polyak.envs import make_env
 from polyak.errors import CheckpointError, PolyakError
 from polyak.evaluator import Evaluator
 from polyak.logger import Logger
+from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
+from polyak.normalization import ObservationNormalizer
 from polyak.progress import Progress, Summary
 from polyak.replay import Replay
 from polyak.run_dir import RunDir
 from polyak.schedule import Every
 from polyak.scores import ScoreBoard
+from polyak.spaces import env_spaces
 
 __all__ = ["Summary", "Trainer", "build_agent", "evaluate_and_log", "stop_signals"]
 
@@ -44,12 +48,22 @@ def build_agent(configs: Configs, obs_dim: int, action_dim: int, seed: np.random
                  configs.noise, seed)
 
 
+def agent_state(agent: Agent, normalizer: ObservationNormalizer | None) -> dict[str, Any]:
+    """The agent's state dict, with the observation statistics when the run normalizes observations."""
+    state = agent.state_dict()
+    if normalizer is not None:
+        state[NORMALIZER_KEY] = normalizer.state_dict()
+    return state
+
+
 def evaluate_and_log(evaluator: Evaluator, agent: Agent, progress: Progress, checkpointer: Checkpointer,
-                     env_steps: int, logger: Logger) -> bool:
+                     env_steps: int, logger: Logger, normalizer: ObservationNormalizer | None = None) -> bool:
     """One evaluation of the greedy policy: keep the best agent, log it; True when it reaches ``eval_stop_score``."""
-    score = evaluator.evaluate(agent.explorer.greedy, len(progress.eval_scores))
+    greedy = agent.explorer.greedy
+    policy = greedy if normalizer is None else (lambda obs: greedy(normalizer.normalize(obs)))  # frozen statistics
+    score = evaluator.evaluate(policy, len(progress.eval_scores))
     if progress.is_best(score):
-        checkpointer.save_best(agent.state_dict(), env_steps)
+        checkpointer.save_best(agent_state(agent, normalizer), env_steps)
     return progress.evaluation(score, env_steps, logger)
 
 
@@ -80,6 +94,9 @@ class Trainer:
         env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
         self.obs_dim = int(env.single_observation_space.shape[0])
         self.action_dim = int(env.single_action_space.shape[0])
+        self.spaces = env_spaces(env)
+        self.normalizer = (ObservationNormalizer(self.obs_dim, cfg.observation_clip)
+                           if cfg.normalize_observations else None)
         try:
             self.evaluator = (Evaluator(make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs), cfg.eval_episodes,
                                         int(eval_seq.generate_state(1)[0] % 2**31))
@@ -94,13 +111,13 @@ class Trainer:
         self.collector = Collector(
             env, self.explorer, self._store, ScoreBoard(cfg.num_envs, cfg.solve_window, cfg.score_mean_over_envs),
             env_seed=int(env_seq.generate_state(1)[0] % 2**31), random_steps=cfg.start_steps,
-            random_rng=np.random.default_rng(explore_seq),
+            random_rng=np.random.default_rng(explore_seq), normalizer=self.normalizer,
             on_restart=self.replay.assembler.clear,  # resume that abandons episodes drops their windows
         )
         self.progress = Progress(cfg, self.collector.scores)
         self.checkpointer = Checkpointer(self.directory, cfg.keep_checkpoints, {
             "polyak_version": __version__, "env_id": cfg.env_id, "obs_dim": self.obs_dim,
-            "action_dim": self.action_dim, "num_envs": cfg.num_envs,
+            "action_dim": self.action_dim, "num_envs": cfg.num_envs, "spaces": self.spaces.to_json(),
         })
         self.metrics: dict[str, torch.Tensor] = {}  # of the newest learning step
         self.elapsed = 0.0
@@ -122,7 +139,12 @@ class Trainer:
         """The collector's sink: n-step transitions into replay, at their TD error when the config asks."""
         transitions = self.replay.assemble(obs, action, reward, next_obs, terminated, done)
         if len(transitions):
-            td = self.learner.td_errors(transitions) if self.replay.wants_td_errors else None
+            td = None
+            if self.replay.wants_td_errors:
+                normalized = transitions if self.normalizer is None else dataclasses.replace(
+                    transitions, obs=self.normalizer.normalize(transitions.obs),
+                    next_obs=self.normalizer.normalize(transitions.next_obs))
+                td = self.learner.td_errors(normalized)
             self.replay.insert(transitions, td)
 
     def _learn(self) -> None:
@@ -132,6 +154,9 @@ class Trainer:
             if len(self.replay) < self.configs.replay.min_size:  # buffer_life emptied it
                 break
             batch = self.replay.sample(batch_size, self.learner.device)
+            if self.normalizer is not None:  # replay keeps raw observations; today's statistics normalize them
+                batch.obs = self.normalizer.normalize_tensor(batch.obs)
+                batch.next_obs = self.normalizer.normalize_tensor(batch.next_obs)
             result = self.learner.update(batch)
             assert batch.indices is not None and result.td_errors is not None
             self.replay.update_priorities(batch.indices, result.td_errors)
@@ -139,12 +164,13 @@ class Trainer:
 
     def _evaluate_and_log(self, logger: Logger) -> bool:
         assert self.evaluator is not None
-        return evaluate_and_log(self.evaluator, self.agent, self.progress, self.checkpointer, self.env_steps, logger)
+        return evaluate_and_log(self.evaluator, self.agent, self.progress, self.checkpointer, self.env_steps, logger,
+                                self.normalizer)
 
     # ------------------------------------------------------------------ checkpoints
     def _state(self) -> dict[str, Any]:
         return {
-            "agent": self.agent.state_dict(),
+            "agent": agent_state(self.agent, self.normalizer),
             "replay": self.replay.state_dict(),
             "trainer": {
                 **self.collector.state_dict(), **self.progress.state_dict(), "torch_rng": torch.get_rng_state(),
@@ -165,6 +191,8 @@ class Trainer:
         checkpoint, state = self.checkpointer.load(checkpoint, self.learner)
         try:
             self.agent.load_state_dict(state["agent"])
+            if self.normalizer is not None:
+                self.normalizer.load_state_dict(state["agent"][NORMALIZER_KEY])
             self.replay.load_state_dict(state["replay"])
             trainer = state["trainer"]
             torch.set_rng_state(trainer["torch_rng"])

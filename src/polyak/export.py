@@ -1,0 +1,84 @@
+"""``polyak export``: a directory a model hub takes as is.
+
+    actor.safetensors   the actor's weights
+    config.json         the run's resolved configs (what loading reads)
+    config.gin          the run's operative gin config, for people to read (never loaded)
+    info.json           env id, spaces (low/high/shape/dtype), observation statistics, checkpoint, training summary
+    README.md           a model card: task, algorithm, score and its evaluation protocol, how to load
+    policy.onnx         with ``--format onnx``: raw observations in, actions in the env's units out
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from safetensors.torch import save_file
+
+from polyak import __version__
+from polyak.errors import ConfigError
+from polyak.normalization import CHECKPOINT_KEY
+from polyak.playback import ACTOR_FILE, INFO_FILE, load_policy_from_run, resolve_checkpoint
+from polyak.run_dir import RunDir
+
+FORMATS = ("safetensors", "onnx")
+ONNX_FILE = "policy.onnx"
+CARD_FILE = "README.md"
+
+
+def _check_out(run: RunDir, out_dir: Path) -> None:
+    """Refuse a destination that is the run itself, inside it, or another run: nothing is written then."""
+    source, target = run.path.resolve(), out_dir.resolve()
+    if target == source or source in target.parents:
+        raise ConfigError(f"--out {out_dir} is inside the run {run.path}; export to a directory of its own")
+    if target in source.parents:
+        raise ConfigError(f"--out {out_dir} contains the run {run.path}; export to a directory of its own")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out {out_dir} is a file, not a directory")
+    if RunDir(out_dir).holds_a_run() or RunDir(out_dir).metrics.exists():
+        raise ConfigError(f"--out {out_dir} holds a training run; export to a directory of its own")
+
+
+def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
+                  formats: tuple[str, ...] = ("safetensors",)) -> Path:
+    """Write a run's actor (by default from its best checkpoint) and everything needed to use and share it."""
+    from polyak.model_card import model_card
+
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {unknown[0]!r}")
+    run = RunDir(run_dir).require()
+    _check_out(run, out_dir)
+    checkpoint_path = resolve_checkpoint(run, checkpoint)
+    policy = load_policy_from_run(run.path, checkpoint_path, "cpu")
+    if "onnx" in formats:
+        from polyak.onnx_export import require_onnx
+
+        require_onnx()
+    summary = run.read_summary()
+    configs = run.configs()
+    info: dict[str, Any] = {
+        "polyak_version": __version__, "env_id": policy.env_id, "env_kwargs": policy.env_kwargs,
+        "obs_dim": int(policy.observation_space.shape[0]), "action_dim": int(policy.action_space.shape[0]),
+        "spaces": policy._spaces().to_json(),
+        CHECKPOINT_KEY: None if policy.normalizer is None else policy.normalizer.to_json(),
+        "checkpoint": checkpoint_path.name, "training_summary": summary,
+        "evaluation": {"eval_episodes": configs.trainer.eval_episodes, "eval_interval": configs.trainer.eval_interval,
+                       "deterministic": True},
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().cpu().contiguous() for k, v in policy.actor.state_dict().items()},
+              str(out_dir / ACTOR_FILE))
+    target = RunDir(out_dir)
+    shutil.copyfile(run.config_json, target.config_json)
+    if run.config_gin.is_file():
+        shutil.copyfile(run.config_gin, target.config_gin)  # for people to read; never loaded
+    (out_dir / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
+    if "onnx" in formats:
+        from polyak.onnx_export import export_onnx
+
+        export_onnx(policy, out_dir / ONNX_FILE)
+    (out_dir / CARD_FILE).write_text(model_card(configs, info, out_dir.name, onnx="onnx" in formats))
+    return out_dir

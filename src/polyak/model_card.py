@@ -1,0 +1,100 @@
+"""The ``README.md`` model card of an exported agent: task, algorithm, score and its evaluation protocol, usage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polyak.config import Configs
+
+
+def algorithm(configs: Configs) -> str:
+    """DDPG or TD3 (with the switches that differ from either), as the configs set them."""
+    agent = configs.agent
+    td3 = agent.n_critics >= 2 and agent.policy_delay >= 2 and agent.target_policy_noise is not None
+    name = "TD3" if td3 else "DDPG"
+    extras = []
+    if configs.replay.prioritized:
+        extras.append("prioritized replay")
+    if configs.replay.n_step > 1:
+        extras.append(f"{configs.replay.n_step}-step returns")
+    if configs.trainer.normalize_observations:
+        extras.append("observation normalization")
+    return name + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else "n/a" if value is None else str(value)
+
+
+def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) -> str:
+    """Markdown with a Hugging Face style YAML header."""
+    summary = info.get("training_summary") or {}
+    evaluation = info["evaluation"]
+    env_id, algo = info["env_id"], algorithm(configs)
+    protocol = (f"mean return of {evaluation['eval_episodes']} episodes without exploration noise, new start "
+                f"states each evaluation, every {evaluation['eval_interval']} env steps"
+                if evaluation["eval_interval"] is not None else "no evaluations were run during training")
+    action = info["spaces"]["action_space"]
+    low = ", ".join(_fmt(float(v)) for v in action["low"])
+    high = ", ".join(_fmt(float(v)) for v in action["high"])
+    kwargs = f" with keyword arguments `{info['env_kwargs']}`" if info["env_kwargs"] else ""
+    lines = [
+        "---",
+        "library_name: polyak",
+        "tags:",
+        "- reinforcement-learning",
+        "- deep-reinforcement-learning",
+        f"- {algo.split(' ')[0].lower()}",
+        f"- {env_id}",
+        "---",
+        "",
+        f"# {algo} agent for `{env_id}`",
+        "",
+        f"Trained with polyak {info['polyak_version']}; the actor of checkpoint "
+        f"`{info['checkpoint']}`.",
+        "",
+        "## Task",
+        "",
+        f"- environment: `{env_id}`{kwargs}",
+        f"- observations: {info['obs_dim']} values; actions: {info['action_dim']} values in "
+        f"[{low}] .. [{high}]",
+        f"- observation normalization: {'yes (statistics in info.json)' if info.get('obs_normalizer') else 'no'}",
+        "",
+        "## Results",
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| best evaluation score | {_fmt(summary.get('best_eval'))} |",
+        f"| final evaluation score | {_fmt(summary.get('final_eval'))} |",
+        f"| best {configs.trainer.solve_window}-episode training mean | {_fmt(summary.get('best_window_mean'))} |",
+        f"| env steps | {_fmt(summary.get('env_steps'))} |",
+        f"| seed | {_fmt(summary.get('seed', configs.trainer.seed))} |",
+        "",
+        f"Evaluation protocol: {protocol}.",
+        "",
+        "## Usage",
+        "",
+        "```python",
+        "import polyak",
+        "",
+        f'policy = polyak.load("{name}")            # this directory',
+        "action = policy.predict(obs)              # one observation or a batch; actions in the env's units",
+        "```",
+        "",
+        f"Test it: `polyak test {name} --episodes 10`. Files: `actor.safetensors` (weights), `config.json` "
+        "(configs), `info.json` (spaces, normalization statistics, training summary), `config.gin` (for reading).",
+    ]
+    if onnx:
+        lines += [
+            "",
+            "Without polyak, `policy.onnx` takes raw observations (`obs`, shape `(batch, obs_dim)`, float32) and "
+            "returns actions in the env's units:",
+            "",
+            "```python",
+            "import onnxruntime",
+            "",
+            f'session = onnxruntime.InferenceSession("{name}/policy.onnx")',
+            'action = session.run(["action"], {"obs": obs.reshape(1, -1).astype("float32")})[0][0]',
+            "```",
+        ]
+    return "\n".join(lines) + "\n"
