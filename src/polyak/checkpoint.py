@@ -21,7 +21,6 @@ import os
 import re
 import secrets
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -210,13 +209,6 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _fault_injection_pause() -> None:
-    """Tests set POLYAK_FAULT_SAVE_DELAY (seconds) to hold a save open before its rename, to kill it there."""
-    delay = os.environ.get("POLYAK_FAULT_SAVE_DELAY")
-    if delay:
-        time.sleep(float(delay))
-
-
 def save_checkpoint(directory: Path, name: str, state: dict[str, Any], meta: dict[str, Any]) -> Path:
     """Atomically write ``state`` (nested tensors/arrays/scalars) under ``directory/name``.
 
@@ -250,7 +242,6 @@ def save_checkpoint(directory: Path, name: str, state: dict[str, Any], meta: dic
         _fsync_dir(temporary)
         if chunks.created:
             _fsync_dir(chunks.directory)
-        _fault_injection_pause()
         if final.exists():
             shutil.rmtree(final)
         os.replace(temporary, final)

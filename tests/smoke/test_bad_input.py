@@ -48,10 +48,11 @@ def _no_config(tmp_path):
     return str(tmp_path / "run")
 
 
-def _no_checkpoint(tmp_path):
+def _no_checkpoint(tmp_path, damaged_run):
+    """A run directory with a valid config.json and nothing else."""
     run = tmp_path / "run"
     run.mkdir()
-    (run / "config.gin").write_text("TrainerConfig.env_id = 'Pendulum-v1'\n")
+    shutil.copy(damaged_run / "config.json", run / "config.json")
     return str(run)
 
 
@@ -86,16 +87,22 @@ def _other_version(run):
     return str(run)
 
 
-def _other_architecture(run):
-    config = run / "config.gin"
-    config.write_text(config.read_text().replace("hidden_sizes = (16, 16)", "hidden_sizes = (32, 16)"))
+def _edit_config(run, section, field, value):
+    """Change one field of the run's config.json (the file resume and test read)."""
+    path = run / "config.json"
+    config = json.loads(path.read_text())
+    config[section][field] = value
+    path.write_text(json.dumps(config))
     return str(run)
+
+
+def _other_architecture(run):
+    assert json.loads((run / "config.json").read_text())["actor"]["hidden_sizes"] == [16, 16]
+    return _edit_config(run, "actor", "hidden_sizes", [32, 16])
 
 
 def _other_env(run):
-    config = run / "config.gin"
-    config.write_text(config.read_text().replace("'Pendulum-v1'", "'MountainCarContinuous-v0'"))
-    return str(run)
+    return _edit_config(run, "trainer", "env_id", "MountainCarContinuous-v0")
 
 
 def _binding(binding):
@@ -118,8 +125,8 @@ CASES = [
     ("plot: missing run", lambda t, r: ["plot", str(t / "nope"), "--out", str(t / "p.png")], "does not exist"),
     ("resume with --seed", lambda t, r: ["train", "--resume", str(r), "--seed", "1"], "do not combine it"),
     ("resume: missing dir", lambda t, r: ["train", "--resume", str(t / "nope")], "does not exist"),
-    ("resume: not a run", lambda t, r: ["train", "--resume", _no_config(t)], "no config.gin"),
-    ("resume: no checkpoint", lambda t, r: ["train", "--resume", _no_checkpoint(t)], "no complete checkpoint"),
+    ("resume: not a run", lambda t, r: ["train", "--resume", _no_config(t)], "no config.json"),
+    ("resume: no checkpoint", lambda t, r: ["train", "--resume", _no_checkpoint(t, r)], "no complete checkpoint"),
     ("run dir already used", lambda t, r: ["train", *TINY, "--run-dir", str(r)], "already holds a run"),
     ("run dir under a file", lambda t, r: ["train", *TINY, "--run-dir", _gin_file(t, "") + "/run"],
      "cannot write run directory"),
@@ -164,13 +171,14 @@ CASES = [
     ("empty env id", _binding("TrainerConfig.env_id = ' '"), "env_id must be a non-empty Gymnasium id"),
     # checkpoints and run directories
     ("test: missing run", lambda t, r: ["test", str(t / "missing")], "does not exist"),
-    ("test: not a run", lambda t, r: ["test", _no_config(t)], "no config.gin"),
-    ("test: no checkpoint", lambda t, r: ["test", _no_checkpoint(t)], "has no complete checkpoint"),
+    ("test: not a run", lambda t, r: ["test", _no_config(t)], "no config.json"),
+    ("test: no checkpoint", lambda t, r: ["test", _no_checkpoint(t, r)], "has no complete checkpoint"),
     ("test: missing checkpoint path", lambda t, r: ["test", str(r), "--checkpoint", str(t / "ckpt")],
      "does not exist"),
     ("test: truncated tensors", lambda t, r: ["test", _truncate(r)], "is damaged"),
     ("test: corrupted tensors", lambda t, r: ["test", _damage(r, "state.safetensors", b"\x00" * 64)], "is damaged"),
-    ("test: corrupted json", lambda t, r: ["test", _damage(r, "state.json", "{oops")], "is not valid JSON"),
+    ("test: corrupted json", lambda t, r: ["test", _damage(r, "state.json", "{oops")],
+     "state.json is damaged: not valid JSON"),
     ("test: missing tensors", lambda t, r: ["test", _damage(r, "state.safetensors", None)],
      "has no complete checkpoint"),
     ("test: another version", lambda t, r: ["test", _other_version(r)], "format version 0"),

@@ -20,9 +20,37 @@ ARGS = ["--config", PENDULUM, "--seed", "4", "--gin-param", "TrainerConfig.max_e
         "--gin-param", "TrainerConfig.progress_bar=False"]
 
 
-def _start(run_dir, **extra_env):
-    env = dict(os.environ, OMP_NUM_THREADS="1", **extra_env)
-    return subprocess.Popen([sys.executable, "-m", "polyak.cli", "train", *ARGS, "--run-dir", str(run_dir)],
+# Runs the CLI with every checkpoint save held open for a moment once its temporary directory is complete
+# (its last fsync before the rename), so a test can kill the process in the middle of a save.
+SLOW_SAVES = """
+import sys
+import time
+
+from polyak import checkpoint
+from polyak.cli import main
+
+fsync_dir = checkpoint._fsync_dir
+
+
+def held_open(path):
+    fsync_dir(path)
+    if path.name.startswith(".tmp-"):
+        time.sleep(DELAY)
+
+
+checkpoint._fsync_dir = held_open
+sys.exit(main())
+"""
+
+
+def _start(run_dir, save_delay: float | None = None):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "polyak.cli"]
+    if save_delay is not None:
+        launcher = run_dir.parent / "slow_saves.py"
+        launcher.write_text(SLOW_SAVES.replace("DELAY", repr(save_delay)))
+        command = [sys.executable, str(launcher)]
+    return subprocess.Popen([*command, "train", *ARGS, "--run-dir", str(run_dir)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -80,7 +108,7 @@ def test_signal_saves_and_resume_is_exact(reference, tmp_path, sig, after_checkp
 
 def test_sigkill_during_a_save_keeps_the_previous_checkpoint(reference, tmp_path):
     run_dir = tmp_path / "run"
-    process = _start(run_dir, POLYAK_FAULT_SAVE_DELAY="0.2")  # each save waits before its rename
+    process = _start(run_dir, save_delay=0.2)  # each save waits before its rename
     checkpoints = run_dir / "checkpoints"
 
     def saving():
