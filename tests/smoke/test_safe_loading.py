@@ -80,3 +80,62 @@ def test_no_public_loading_path_runs_pickled_code(clean_run, tmp_path, capsys):
         assert err.startswith("polyak: error: ") and err.count("\n") == 1, err
         assert "damaged" in err, err
     assert not marker.exists()
+
+
+# ---------------------------------------------------------------- gin is never parsed on load
+EVIL = "import pathlib\npathlib.Path('{marker}').write_text('ran')\n"
+
+
+def _plant(directory: Path, marker: Path, keep_json: bool = True) -> None:
+    """What a shared run could carry: a config.gin that imports a module lying beside it."""
+    (directory / "evilmod.py").write_text(EVIL.format(marker=marker))
+    (directory / "config.gin").write_text("import evilmod\ninclude 'other.gin'\n"
+                                          + (directory / "config.gin").read_text())
+    if not keep_json:
+        (directory / "config.json").unlink()
+
+
+def _polyak_in(cwd: Path, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", MUJOCO_GL="egl")
+    return subprocess.run([sys.executable, "-m", "polyak.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("keep_json", [True, False], ids=["with-json", "gin-only"])
+def test_malicious_config_gin_never_runs(clean_run, tmp_path, keep_json):
+    import subprocess
+    import sys
+
+    marker = tmp_path / "MARKER"
+    run = tmp_path / "run"
+    shutil.copytree(clean_run, run)
+    exported = tmp_path / "exported"
+    assert main(["export", str(clean_run), "--out", str(exported)]) == 0
+    _plant(run, marker, keep_json)
+    _plant(exported, marker, keep_json)
+    resumable = tmp_path / "resumable"
+    shutil.copytree(run, resumable)
+    (resumable / "summary.json").unlink()
+
+    loader = "from polyak.playback import load_policy; import sys; load_policy(sys.argv[1])"
+    for target in (run, exported):
+        done = subprocess.run([sys.executable, "-c", loader, "."], cwd=target, capture_output=True, text=True)
+        assert ("Traceback" in done.stderr) is (not keep_json) and not marker.exists(), done.stderr
+    results = [_polyak_in(run, "test", "."), _polyak_in(exported, "test", "."),
+               _polyak_in(run, "export", ".", "--out", str(tmp_path / "again")),
+               _polyak_in(exported, "record", "--run-dir", ".", "--out", str(tmp_path / "x.gif"), "--steps", "3"),
+               _polyak_in(resumable, "train", "--resume", ".")]
+    for result in results:
+        assert not marker.exists(), result.args
+        assert "Traceback" not in result.stderr, result.stderr
+        if keep_json and "record" in result.args:  # Pendulum cannot render at a size: loading got that far
+            assert result.returncode == 0 or "cannot create environment" in result.stderr, result.stderr
+        elif keep_json:
+            assert result.returncode == 0, result.stderr
+        else:
+            assert result.returncode == 2 and "polyak upgrade" in result.stderr, result.stderr
+    assert not marker.exists()
