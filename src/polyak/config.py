@@ -22,6 +22,16 @@ class Activation(str, enum.Enum):
     RELU = "relu"
     LEAKY_RELU = "leaky_relu"
     TANH = "tanh"
+    ELU = "elu"
+
+
+class ActorObjective(str, enum.Enum):
+    """Which critics the actor ascends: ``first`` Q_1 (TD3), ``mean`` the mean over every critic (TD7),
+    ``min`` the minimum over the critics (CrossQ's TD3 mode)."""
+
+    FIRST = "first"
+    MEAN = "mean"
+    MIN = "min"
 
 
 class WeightInit(str, enum.Enum):
@@ -190,6 +200,15 @@ class NetworkConfig(_Validated):
     ``weight_decay`` (Adam's L2 term) reaches the linear layers' weight matrices only (NoisyNet's mu
     included); biases, BatchNorm/LayerNorm scales and offsets and NoisyNet's sigma (which would shrink
     exploration) are not decayed unless ``decay_all_parameters`` is True (decay every parameter).
+
+    TD7 (Fujimoto et al. 2023): ``avg_l1_norm`` adds an input layer ``AvgL1Norm(Linear(input))`` of width
+    ``hidden_sizes[0]`` (no activation; the critic's input is ``[s, a]``, so it needs ``action_layer = 0``) before the
+    hidden layers, and SALE's embeddings (``AgentConfig.sale``) join its output; ``activation = 'elu'`` is TD7's
+    critic activation. CrossQ (Bhatt et al. 2024): ``batch_renorm`` puts Batch Renormalization on the first linear
+    layer's input (the critic's ``[s, a]``: ``action_layer = 0``) and after every hidden activation, with running
+    statistics updated by ``batch_renorm_momentum`` per train-mode pass (PyTorch convention: 0.01 is the authors'
+    Flax 0.99) and plain batch normalization for the first ``batch_renorm_warmup`` train-mode passes (100k).
+    ``adam_beta1`` is Adam's first-moment decay (CrossQ: 0.5).
     """
 
     hidden_sizes: tuple[int, ...] = (256, 256)
@@ -210,9 +229,20 @@ class NetworkConfig(_Validated):
     noisy_ou_theta: float | None = None
     tau: float | None = None
     decay_all_parameters: bool = False
+    avg_l1_norm: bool = False
+    batch_renorm: bool = False
+    batch_renorm_momentum: float = 0.01
+    batch_renorm_warmup: int = 100_000
+    adam_beta1: float = 0.9
 
     def validate(self) -> None:
         self._require(self.tau is None or 0.0 < self.tau <= 1.0, "tau", "in (0, 1] or None (AgentConfig.tau)")
+        self._require(0.0 < self.batch_renorm_momentum <= 1.0, "batch_renorm_momentum",
+                      "in (0, 1] (PyTorch convention: 0.01 is Flax's 0.99)")
+        self._require(self.batch_renorm_warmup >= 0, "batch_renorm_warmup", ">= 0")
+        self._require(0.0 <= self.adam_beta1 < 1.0, "adam_beta1", "in [0, 1)")
+        self._require(not (self.batch_renorm and (self.input_batchnorm or self.hidden_batchnorm)), "batch_renorm",
+                      "False when input_batchnorm or hidden_batchnorm is True (pick one normalisation)")
         self._require(self.leaky_relu_slope >= 0, "leaky_relu_slope", ">= 0")
         self._require(self.noisy_sigma0 >= 0, "noisy_sigma0", ">= 0")
         self._require(self.noisy_ou_theta is None or 0 < self.noisy_ou_theta <= 1, "noisy_ou_theta",
@@ -247,6 +277,30 @@ class AgentConfig(_Validated):
     the first updates then take tens of seconds to compile. ``precision='bfloat16'`` runs the
     hidden layers' matmuls in bfloat16 autocast (parameters, optimizer state, the output layers
     and the losses stay float32): ~1.3x faster updates on CPUs with AVX512-BF16 or AMX.
+
+    ``actor_objective``: the actor ascends Q_1 (``first``, TD3), the mean over the critics (``mean``, TD7) or their
+    minimum (``min``, CrossQ-TD3).
+
+    TD7 (Fujimoto et al. 2023), each a switch (``configs/suite/td7.gin`` turns them all on):
+
+    * ``hard_target_every = N``: the targets are copied every N updates (TD7: 250) instead of Polyak-averaged;
+      the TD7 parts below move at these copies.
+    * ``value_clipping``: the bootstrap ``min Q'`` is clipped to the range of every TD target computed up to the
+      previous hard update (``[0, 0]`` before the first).
+    * ``sale``: SALE's state encoder ``zs = f(s)`` and state-action encoder ``zsa = g(zs, a)`` (width
+      ``sale_dim``, hidden ``sale_hidden``, ELU), trained by their own Adam (``sale_lr``) to predict ``f(s')``;
+      the critic sees ``[zsa, zs]`` and the actor ``zs`` beside the raw inputs, from a fixed encoder copy (the
+      target side from the copy before it). Best with ``NetworkConfig.avg_l1_norm``.
+    * ``checkpoint_policy``: evaluation uses a checkpoint actor, replaced after an assessment of the current
+      actor's exploring episodes whose worst return is not below the checkpoint's; one episode per assessment
+      until ``checkpoint_after`` training steps, then ``checkpoint_episodes`` with the bar times
+      ``checkpoint_reset_weight``. Training stays per env step (TD7 trains in bursts at episode ends).
+    * LAP is ``ReplayConfig.lap``.
+
+    CrossQ (Bhatt et al. 2024): ``target_networks = False`` drops the targets; the critic evaluates ``(s, a)`` and
+    ``(s', a')`` in one train-mode pass (``a'`` from the actor in eval mode) so batch renormalization
+    (``NetworkConfig.batch_renorm``) sees both, and the target is the detached second half. Its actor loss puts the
+    critic in eval mode.
     """
 
     gamma: float = 0.99
@@ -260,6 +314,18 @@ class AgentConfig(_Validated):
     device: Device = Device.AUTO.value  # type: ignore[assignment]
     compile: bool = False
     precision: Precision = Precision.FLOAT32.value  # type: ignore[assignment]
+    actor_objective: ActorObjective = ActorObjective.FIRST.value  # type: ignore[assignment]
+    target_networks: bool = True
+    hard_target_every: int | None = None
+    value_clipping: bool = False
+    sale: bool = False
+    sale_dim: int = 256
+    sale_hidden: int = 256
+    sale_lr: float = 3e-4
+    checkpoint_policy: bool = False
+    checkpoint_episodes: int = 20
+    checkpoint_after: int = 750_000
+    checkpoint_reset_weight: float = 0.9
 
     def validate(self) -> None:
         self._require(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
@@ -271,6 +337,20 @@ class AgentConfig(_Validated):
         self._require(self.target_policy_noise is None or self.target_policy_noise > 0,
                       "target_policy_noise", "> 0 or None (off)")
         self._require(self.target_noise_clip > 0, "target_noise_clip", "> 0")
+        self._require(self.hard_target_every is None or self.hard_target_every >= 1, "hard_target_every",
+                      ">= 1 or None (Polyak averaging)")
+        self._require(self.target_networks or self.hard_target_every is None, "hard_target_every",
+                      "None when target_networks is False")
+        self._require(not self.value_clipping or self.hard_target_every is not None, "value_clipping",
+                      "False unless hard_target_every is set (the clip range moves at hard target updates)")
+        self._require(not self.sale or self.hard_target_every is not None, "sale",
+                      "False unless hard_target_every is set (the fixed encoders move at hard target updates)")
+        self._require(self.sale_dim >= 1, "sale_dim", ">= 1")
+        self._require(self.sale_hidden >= 1, "sale_hidden", ">= 1")
+        self._require(self.sale_lr > 0, "sale_lr", "> 0")
+        self._require(self.checkpoint_episodes >= 1, "checkpoint_episodes", ">= 1")
+        self._require(self.checkpoint_after >= 0, "checkpoint_after", ">= 0")
+        self._require(0.0 < self.checkpoint_reset_weight <= 1.0, "checkpoint_reset_weight", "in (0, 1]")
 
 
 @gin.configurable
@@ -284,6 +364,11 @@ class ReplayConfig(_Validated):
     ``beta_start`` to 1 over ``beta_steps`` learning steps (Schaul et al. 2016); new transitions get
     ``initial_priority``. ``buffer_life`` (the Reacher PER notebook) empties the buffer after that many sampled
     batches (learning steps); None keeps it.
+
+    ``lap`` is TD7's loss-adjusted prioritized replay (Fujimoto et al. 2020): rows sampled proportionally to
+    ``max(max over critics |delta|, lap_min_priority)^lap_alpha`` (TD7: 0.4 and 1) without importance weights, new
+    rows at the largest priority so far (reset to the stored maximum at every hard target update), and the critics
+    learn with the LAP Huber loss (quadratic below ``lap_min_priority``, linear above) instead of the squared error.
     """
 
     capacity: int = 1_000_000
@@ -296,6 +381,9 @@ class ReplayConfig(_Validated):
     priority_epsilon: float = 1e-6
     initial_priority: InitialPriority = InitialPriority.MAX.value  # type: ignore[assignment]
     buffer_life: int | None = None
+    lap: bool = False
+    lap_alpha: float = 0.4
+    lap_min_priority: float = 1.0
 
     def validate(self) -> None:
         self._require(self.capacity >= 1, "capacity", ">= 1")
@@ -308,6 +396,9 @@ class ReplayConfig(_Validated):
         self._require(self.prioritized or self.initial_priority is InitialPriority.MAX, "initial_priority",
                       "'max' unless prioritized is True")
         self._require(self.buffer_life is None or self.buffer_life >= 1, "buffer_life", ">= 1 or None")
+        self._require(not (self.lap and self.prioritized), "lap", "False when prioritized is True (pick one)")
+        self._require(self.lap_alpha >= 0, "lap_alpha", ">= 0")
+        self._require(self.lap_min_priority > 0, "lap_min_priority", "> 0")
 
 
 @gin.configurable
@@ -504,6 +595,12 @@ class Configs:
         if self.critic.noisy:
             raise ConfigError("critic/NetworkConfig.noisy must be False: NoisyNet applies to the actor only "
                               "(bind actor/NetworkConfig.noisy)")
+        if (self.critic.avg_l1_norm or self.critic.batch_renorm) and self.critic.action_layer != 0:
+            raise ConfigError("critic/NetworkConfig.action_layer must be 0 with avg_l1_norm or batch_renorm "
+                              "(the critic's input layer takes [s, a])")
+        if self.replay.lap and self.replay.initial_priority is not InitialPriority.MAX:
+            raise ConfigError("ReplayConfig.initial_priority must be 'max' with lap (LAP's new rows take the "
+                              "largest priority)")
         if self.agent.batch_size > self.replay.capacity:
             raise ConfigError(
                 f"AgentConfig.batch_size ({self.agent.batch_size}) is larger than "

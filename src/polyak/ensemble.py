@@ -15,7 +15,8 @@ from torch import nn
 from torch.nn import functional
 
 from polyak.config import NetworkConfig
-from polyak.networks import Critic, HiddenLayer, hidden_precision, make_activation
+from polyak.layers import BatchRenorm1d, avg_l1_norm
+from polyak.networks import Critic, HiddenLayer, batch_renorm, hidden_precision, make_activation
 
 ALL = slice(None)
 
@@ -102,17 +103,26 @@ def _ensemble_norm(norms: list[nn.Module]) -> nn.Module:
     return _Identity()
 
 
+def _ensemble_renorm(norms: list[BatchRenorm1d | None], config: NetworkConfig) -> BatchRenorm1d | None:
+    """One BatchRenorm1d with per-member statistics (a fresh BRN layer holds no random state)."""
+    if norms[0] is None:
+        return None
+    return batch_renorm(norms[0].num_features, config, members=len(norms))
+
+
 class EnsembleHiddenLayer(nn.Module):
-    """Linear -> optional BatchNorm/LayerNorm -> activation, for every member at once."""
+    """Linear -> optional BatchNorm/LayerNorm -> activation -> optional BatchRenorm, for every member at once."""
 
     def __init__(self, layers: list[HiddenLayer], config: NetworkConfig) -> None:
         super().__init__()
         self.linear = EnsembleLinear([layer.linear for layer in layers])
         self.norm = _ensemble_norm([layer.norm for layer in layers])
         self.activation = make_activation(config)
+        self.renorm = _ensemble_renorm([layer.renorm for layer in layers], config)
 
     def forward(self, x: torch.Tensor, members: slice = ALL) -> torch.Tensor:
-        return self.activation(self.norm(self.linear(x, members), members))
+        x = self.activation(self.norm(self.linear(x, members), members))
+        return x if self.renorm is None else self.renorm(x, members)
 
 
 class CriticEnsemble(nn.Module):
@@ -123,13 +133,18 @@ class CriticEnsemble(nn.Module):
     """
 
     def __init__(
-        self, n: int, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator
+        self, n: int, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator,
+        embedding_dim: int = 0,
     ) -> None:
         super().__init__()
-        critics = [Critic(obs_dim, action_dim, config, generator) for _ in range(n)]
+        critics = [Critic(obs_dim, action_dim, config, generator, embedding_dim) for _ in range(n)]
         self.n, self.obs_dim, self.action_dim, self.config = n, obs_dim, action_dim, config
+        self.embedding_dim = embedding_dim
         self.action_layer = config.action_layer
         self.input_norm = _ensemble_norm([c.input_norm for c in critics])
+        self.input_renorm = _ensemble_renorm([c.input_renorm for c in critics], config)
+        self.input_layer = EnsembleLinear([c.input_layer for c in critics]) \
+            if critics[0].input_layer is not None else None  # type: ignore[misc]
         self.backbone = nn.ModuleList(
             EnsembleHiddenLayer([c.backbone[i] for c in critics], config)  # type: ignore[misc]
             for i in range(len(config.hidden_sizes))
@@ -137,12 +152,24 @@ class CriticEnsemble(nn.Module):
         self.head = EnsembleLinear([c.head for c in critics])
         self.hidden_dtype: torch.dtype | None = None  # set by the agent for reduced-precision hidden layers
 
-    def forward(self, obs: torch.Tensor, action: torch.Tensor, members: slice = ALL) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, action: torch.Tensor, embedding: torch.Tensor | None = None,
+                members: slice = ALL) -> torch.Tensor:
+        """Q of every member in ``members``, shape (n, batch); ``embedding`` (batch, embedding_dim): SALE's
+        ``[zsa, zs]``, joined after the AvgL1Norm input layer (see :class:`~polyak.networks.Critic`)."""
         count = _take(self.head.weight, members).shape[0]
         with hidden_precision(self.hidden_dtype, obs):
             x = self.input_norm(obs, members)
+            joined = self.input_layer is not None or self.input_renorm is not None
+            if joined and self.action_layer == 0:
+                x = self._join(x, action, count)
+            if self.input_renorm is not None:
+                x = self.input_renorm(x, members)
+            if self.input_layer is not None:
+                x = avg_l1_norm(self.input_layer(x, members))
+            if embedding is not None:
+                x = self._join(x, embedding.to(x.dtype), count)
             for index, layer in enumerate(self.backbone):
-                if index == self.action_layer:
+                if index == self.action_layer and not joined:
                     x = self._join(x, action, count)
                 x = layer(x, members)
         if self.action_layer == len(self.backbone):
@@ -158,11 +185,13 @@ class CriticEnsemble(nn.Module):
     @torch.no_grad()
     def member(self, index: int) -> Critic:
         """Member ``index`` as a standalone :class:`Critic` (a copy, in the same train/eval mode)."""
-        critic = Critic(self.obs_dim, self.action_dim, self.config, torch.Generator()).to(self.head.weight.device)
+        critic = Critic(self.obs_dim, self.action_dim, self.config, torch.Generator(),
+                        self.embedding_dim).to(self.head.weight.device)
         own = {name: tensor[index] for name, tensor in self._member_tensors().items()}
         critic.load_state_dict({name: own.get(name, tensor) for name, tensor in critic.state_dict().items()})
         return critic.train(self.training)
 
     def _member_tensors(self) -> dict[str, torch.Tensor]:
         """This ensemble's stacked tensors under the names a single Critic uses."""
-        return {name: tensor for name, tensor in self.state_dict().items() if not name.endswith("num_batches_tracked")}
+        return {name: tensor for name, tensor in self.state_dict().items()
+                if not name.endswith(("num_batches_tracked", "steps"))}

@@ -4,6 +4,10 @@ Architecture follows DDPG (Lillicrap et al. 2015, sec. 7): BatchNorm on the inpu
 hidden activations, the action joined to the critic after its first hidden layer, and small
 uniform output weights so initial actions and values are near zero. The actor's linear layers
 can be NoisyLinear (Fortunato et al. 2018) for exploration through learnt weight noise.
+
+TD7 (Fujimoto et al. 2023) adds an input layer normalised by AvgL1Norm (``NetworkConfig.avg_l1_norm``) whose output
+is joined by SALE embeddings; CrossQ (Bhatt et al. 2024) puts Batch Renormalization on the first layer's input and
+after every hidden activation (``NetworkConfig.batch_renorm``). Both are off by default and then cost nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import torch
 from torch import nn
 
 from polyak.config import Activation, BiasInit, NetworkConfig, WeightInit
+from polyak.layers import BatchRenorm1d, avg_l1_norm
 
 
 def make_activation(config: NetworkConfig) -> nn.Module:
@@ -24,7 +29,15 @@ def make_activation(config: NetworkConfig) -> nn.Module:
         return nn.ReLU()
     if config.activation is Activation.LEAKY_RELU:
         return nn.LeakyReLU(config.leaky_relu_slope)
+    if config.activation is Activation.ELU:
+        return nn.ELU()
     return nn.Tanh()
+
+
+def batch_renorm(features: int, config: NetworkConfig, members: int | None = None) -> BatchRenorm1d:
+    """CrossQ's Batch Renormalization layer with the config's momentum (PyTorch convention) and warmup."""
+    return BatchRenorm1d(features, momentum=config.batch_renorm_momentum, warmup_steps=config.batch_renorm_warmup,
+                         members=members)
 
 
 def _scaled_noise(x: torch.Tensor) -> torch.Tensor:
@@ -114,8 +127,11 @@ def share_noise_generator(module: nn.Module, generator: torch.Generator | None) 
 
 
 def perturbable_parameters(module: nn.Module) -> list[torch.Tensor]:
-    """Weights and biases of the linear layers (NoisyLinear: their means); never normalisation parameters."""
-    return [p for m in module.modules() if isinstance(m, nn.Linear) for p in (m.weight, m.bias)]
+    """Weights and biases of the linear layers (NoisyLinear: their means); never normalisation parameters,
+    never an attached SALE state encoder's."""
+    encoder = getattr(module, "state_encoder", None)
+    skip = {id(m) for m in encoder.modules()} if isinstance(encoder, nn.Module) else set()
+    return [p for m in module.modules() if isinstance(m, nn.Linear) and id(m) not in skip for p in (m.weight, m.bias)]
 
 
 def init_linear(layer: nn.Linear, config: NetworkConfig, *, output: bool, generator: torch.Generator) -> None:
@@ -148,7 +164,7 @@ def _linear(in_features: int, out_features: int, config: NetworkConfig,
 
 
 class HiddenLayer(nn.Module):
-    """Linear -> optional BatchNorm/LayerNorm -> activation."""
+    """Linear -> optional BatchNorm/LayerNorm -> activation -> optional Batch Renormalization (CrossQ)."""
 
     def __init__(self, in_features: int, out_features: int, config: NetworkConfig,
                  noise_generator: torch.Generator | None = None) -> None:
@@ -161,22 +177,38 @@ class HiddenLayer(nn.Module):
         else:
             self.norm = nn.Identity()
         self.activation = make_activation(config)
+        self.renorm = batch_renorm(out_features, config) if config.batch_renorm else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.norm(self.linear(x)))
+        x = self.activation(self.norm(self.linear(x)))
+        return x if self.renorm is None else self.renorm(x)
 
 
 class Actor(nn.Module):
     """Deterministic policy mu(s) in [-1, 1]^action_dim (tanh head).
 
     ``generator`` initialises the weights; ``noise_generator`` drives NoisyLinear noise (``config.noisy``).
+
+    TD7: ``config.avg_l1_norm`` adds an input layer ``AvgL1Norm(Linear(s))`` of width ``hidden_sizes[0]`` (no
+    activation) before the hidden layers. With a ``state_encoder`` (SALE's f, a frozen copy owned by this actor and
+    saved with it) the embedding ``zs = f(s)`` joins the input layer's output (or ``s`` without it): the actor is
+    ``mu(s, zs)`` and ``forward(obs)`` computes ``zs`` itself unless given. CrossQ: ``config.batch_renorm`` puts
+    Batch Renormalization on the first linear layer's input and after every hidden activation.
     """
 
     def __init__(self, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator,
-                 noise_generator: torch.Generator | None = None) -> None:
+                 noise_generator: torch.Generator | None = None, state_encoder: nn.Module | None = None) -> None:
         super().__init__()
         self.input_norm = nn.BatchNorm1d(obs_dim) if config.input_batchnorm else nn.Identity()
-        sizes = (obs_dim, *config.hidden_sizes)
+        self.input_renorm = batch_renorm(obs_dim, config) if config.batch_renorm else None
+        self.input_layer = _linear(obs_dim, config.hidden_sizes[0], config, noise_generator) \
+            if config.avg_l1_norm else None
+        if self.input_layer is not None:
+            init_linear(self.input_layer, config, output=False, generator=generator)
+        self.state_encoder = state_encoder
+        embedding = 0 if state_encoder is None else int(state_encoder.layers[-1].out_features)
+        first = (config.hidden_sizes[0] if config.avg_l1_norm else obs_dim) + embedding
+        sizes = (first, *config.hidden_sizes)
         self.backbone = nn.Sequential(
             *(HiddenLayer(i, o, config, noise_generator) for i, o in itertools.pairwise(sizes))
         )
@@ -186,23 +218,47 @@ class Actor(nn.Module):
         init_linear(self.head, config, output=True, generator=generator)
         self.hidden_dtype: torch.dtype | None = None  # set by the agent for reduced-precision hidden layers
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, zs: torch.Tensor | None = None) -> torch.Tensor:
         with hidden_precision(self.hidden_dtype, obs):
-            x = self.backbone(self.input_norm(obs))
+            x = self.input_norm(obs)
+            if self.input_renorm is not None:
+                x = self.input_renorm(x)
+            if self.input_layer is not None:
+                x = avg_l1_norm(self.input_layer(x))
+            if self.state_encoder is not None:
+                if zs is None:
+                    zs = self.state_encoder(obs)
+                x = torch.cat((x, zs.to(x.dtype)), dim=-1)
+            x = self.backbone(x)
         return torch.tanh(self.head(x.float()))
 
 
 class Critic(nn.Module):
-    """Action value Q(s, a); the action joins the input of hidden layer ``config.action_layer``."""
+    """Action value Q(s, a); the action joins the input of hidden layer ``config.action_layer``.
 
-    def __init__(self, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator) -> None:
+    TD7 (``config.avg_l1_norm``, needs ``action_layer = 0``): an input layer ``AvgL1Norm(Linear([s, a]))`` of width
+    ``hidden_sizes[0]``; ``embedding_dim`` features (SALE's ``[zsa, zs]``, passed to ``forward``) join its output,
+    or the first hidden layer's input without it. CrossQ (``config.batch_renorm``, needs ``action_layer = 0``):
+    Batch Renormalization on the first linear layer's input ``[s, a]`` and after every hidden activation.
+    """
+
+    def __init__(self, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator,
+                 embedding_dim: int = 0) -> None:
         super().__init__()
         self.input_norm = nn.BatchNorm1d(obs_dim) if config.input_batchnorm else nn.Identity()
         self.action_layer = config.action_layer
+        if (config.avg_l1_norm or config.batch_renorm) and self.action_layer != 0:
+            raise ValueError("a critic with avg_l1_norm or batch_renorm takes the action at its input (action_layer=0)")
+        first_in = obs_dim + (action_dim if self.action_layer == 0 else 0)
+        self.input_renorm = batch_renorm(first_in, config) if config.batch_renorm else None
+        self.input_layer = nn.Linear(first_in, config.hidden_sizes[0]) if config.avg_l1_norm else None
+        if self.input_layer is not None:
+            init_linear(self.input_layer, config, output=False, generator=generator)
+        self.embedding_dim = embedding_dim
         layers = []
-        in_features = obs_dim
+        in_features = (config.hidden_sizes[0] if config.avg_l1_norm else obs_dim) + embedding_dim
         for index, size in enumerate(config.hidden_sizes):
-            extra = action_dim if index == self.action_layer else 0
+            extra = action_dim if index == self.action_layer and not config.avg_l1_norm else 0
             layers.append(HiddenLayer(in_features + extra, size, config))
             in_features = size
         self.backbone = nn.ModuleList(layers)
@@ -211,10 +267,19 @@ class Critic(nn.Module):
             init_linear(layer.linear, config, output=False, generator=generator)
         init_linear(self.head, config, output=True, generator=generator)
 
-    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, action: torch.Tensor, embedding: torch.Tensor | None = None) -> torch.Tensor:
         x = self.input_norm(obs)
+        joined = self.input_layer is not None or self.input_renorm is not None
+        if joined and self.action_layer == 0:
+            x = torch.cat((x, action), dim=-1)
+        if self.input_renorm is not None:
+            x = self.input_renorm(x)
+        if self.input_layer is not None:
+            x = avg_l1_norm(self.input_layer(x))
+        if embedding is not None:
+            x = torch.cat((x, embedding), dim=-1)
         for index, layer in enumerate(self.backbone):
-            if index == self.action_layer:
+            if index == self.action_layer and not joined:
                 x = torch.cat((x, action), dim=-1)
             x = layer(x)
         if self.action_layer == len(self.backbone):

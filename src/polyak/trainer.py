@@ -45,7 +45,7 @@ __all__ = ["Summary", "Trainer", "build_agent", "evaluate_and_log", "stop_signal
 
 def build_agent(configs: Configs, obs_dim: int, action_dim: int, seed: np.random.SeedSequence) -> Agent:
     return Agent(obs_dim, action_dim, configs.trainer.num_envs, configs.agent, configs.actor, configs.critic,
-                 configs.noise, seed)
+                 configs.noise, seed, configs.replay)
 
 
 def agent_state(agent: Agent, normalizer: ObservationNormalizer | None) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def agent_state(agent: Agent, normalizer: ObservationNormalizer | None) -> dict[
 def evaluate_and_log(evaluator: Evaluator, agent: Agent, progress: Progress, checkpointer: Checkpointer,
                      env_steps: int, logger: Logger, normalizer: ObservationNormalizer | None = None) -> bool:
     """One evaluation of the greedy policy: keep the best agent, log it; True when it reaches ``eval_stop_score``."""
-    greedy = agent.explorer.greedy
+    greedy = agent.greedy  # TD7's checkpoint policy when AgentConfig.checkpoint_policy is on
     policy = greedy if normalizer is None else (lambda obs: greedy(normalizer.normalize(obs)))  # frozen statistics
     score = evaluator.evaluate(policy, len(progress.eval_scores))
     if progress.is_best(score):
@@ -107,7 +107,7 @@ class Trainer:
             raise
         self.learner, self.explorer = self.agent.learner, self.agent.explorer
         self.replay = Replay(configs.replay, configs.agent.gamma, cfg.num_envs, self.obs_dim, self.action_dim,
-                             np.random.default_rng(sampler_seq))
+                             np.random.default_rng(sampler_seq), max_priority_reset=configs.agent.hard_target_every)
         self.collector = Collector(
             env, self.explorer, self._store, ScoreBoard(cfg.num_envs, cfg.solve_window, cfg.score_mean_over_envs),
             env_seed=int(env_seq.generate_state(1)[0] % 2**31), random_steps=cfg.start_steps,
@@ -256,6 +256,7 @@ class Trainer:
             if learn.due(self.collector.iterations) and len(self.replay) >= self.configs.replay.min_size:
                 self._learn()
             recorded = self.collector.end_step(step)
+            self.agent.end_step(step.reward, step.done)  # TD7's checkpoint assessment (a no-op otherwise)
             self.progress.episodes(recorded, self.env_steps, self.metrics, self.explorer.noise.epsilon, logger)
 
             stop = self._evaluate_and_log(logger) if evaluate.due(self.env_steps) else False

@@ -1,12 +1,14 @@
 """Experience replay: preallocated storage, samplers that pick indices and n-step assembly (batches: polyak.types)."""
 
 from polyak.replay.buffer import Replay
+from polyak.replay.lap_sampler import LapSampler
 from polyak.replay.nstep import NStepAssembler, Transitions
 from polyak.replay.samplers import PrioritizedSampler, UniformSampler, beta_at, importance_weights
 from polyak.replay.storage import ReplayStorage
 from polyak.replay.sumtree import SumTree
 
 __all__ = [
+    "LapSampler",
     "NStepAssembler",
     "PrioritizedSampler",
     "Replay",

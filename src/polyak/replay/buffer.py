@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from polyak.config import InitialPriority, ReplayConfig
+from polyak.replay.lap_sampler import LapSampler
 from polyak.replay.nstep import NStepAssembler, Transitions
 from polyak.replay.samplers import PrioritizedSampler, UniformSampler
 from polyak.replay.storage import ReplayStorage
@@ -26,20 +27,30 @@ class Replay:
     does both when no TD errors are wanted. With ``buffer_life`` (the Reacher n-step/prioritized
     notebook's ``buf_life``) the storage is emptied once that many batches have been sampled, after
     their priorities came back.
+
+    ``config.lap`` samples with TD7's :class:`~polyak.replay.lap_sampler.LapSampler`; with ``max_priority_reset``
+    (the agent's ``hard_target_every``) its ``max_priority`` goes back to the stored maximum after every that many
+    priority updates, i.e. at the learner's hard target updates, as in TD7.
     """
 
     def __init__(
         self, config: ReplayConfig, gamma: float, num_envs: int, obs_dim: int, action_dim: int,
-        rng: np.random.Generator,
+        rng: np.random.Generator, max_priority_reset: int | None = None,
     ) -> None:
         self.config = config
         self.gamma = gamma
         self.storage = ReplayStorage(config.capacity, obs_dim, action_dim, per_sample_discount=config.n_step > 1)
-        self.sampler: UniformSampler | PrioritizedSampler = (
-            PrioritizedSampler(config.capacity, rng, alpha=config.alpha, beta_start=config.beta_start,
-                               beta_steps=config.beta_steps, epsilon=config.priority_epsilon)
-            if config.prioritized else UniformSampler(rng)
-        )
+        self.sampler: UniformSampler | PrioritizedSampler | LapSampler
+        if config.lap:
+            self.sampler = LapSampler(config.capacity, rng, alpha=config.lap_alpha,
+                                      min_priority=config.lap_min_priority)
+        elif config.prioritized:
+            self.sampler = PrioritizedSampler(config.capacity, rng, alpha=config.alpha, beta_start=config.beta_start,
+                                              beta_steps=config.beta_steps, epsilon=config.priority_epsilon)
+        else:
+            self.sampler = UniformSampler(rng)
+        self.max_priority_reset = max_priority_reset if config.lap else None
+        self.priority_updates = 0  # LAP: priority updates so far (for the max-priority resets)
         self.assembler = NStepAssembler(config.n_step, gamma, num_envs, obs_dim, action_dim)
         self.wants_td_errors = config.initial_priority is InitialPriority.TD_ERROR
         """Whether :meth:`insert` needs the TD errors of new transitions."""
@@ -99,14 +110,23 @@ class Replay:
         """Hand a learning step's per-sample TD errors back (one host copy, prioritized only)."""
         if self.sampler.prioritized:
             self.sampler.update(indices, td_errors.detach().cpu().numpy())
+            if self.max_priority_reset is not None and isinstance(self.sampler, LapSampler):
+                self.priority_updates += 1
+                if self.priority_updates % self.max_priority_reset == 0:
+                    self.sampler.reset_max_priority()
         self._flush_if_due()
 
     def state_dict(self) -> dict[str, Any]:
-        return {"storage": self.storage.state_dict(), "sampler": self.sampler.state_dict(),
-                "nstep": self.assembler.state_dict(), "samples": self.samples}
+        state = {"storage": self.storage.state_dict(), "sampler": self.sampler.state_dict(),
+                 "nstep": self.assembler.state_dict(), "samples": self.samples}
+        if self.config.lap:
+            state["priority_updates"] = self.priority_updates
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.storage.load_state_dict(state["storage"])
         self.sampler.load_state_dict(state["sampler"])
         self.assembler.load_state_dict(state["nstep"])
         self.samples = int(state["samples"])
+        if self.config.lap:
+            self.priority_updates = int(state["priority_updates"])
