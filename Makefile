@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch first, pinned, so nothing pulls CUDA packages.
 	$(PY) -m pip install -qq torch==2.13.0
-	$(PY) -m pip install -qq -e '.[dev,distributed,bench,bullet]'
+	$(PY) -m pip install -qq -e '.[dev,distributed,bench,bullet,onnx]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
