@@ -150,6 +150,8 @@ def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
 def load_policy(source: str | Path | None, checkpoint: str | Path | None = None, device: str = "cpu") -> Policy:
     """A run directory's policy, one checkpoint directory of a run, an exported policy directory, or the shipped
     pretrained agent (``None``)."""
+    import polyak.envs  # noqa: F401 - registers polyak/UnityReacher-v0, so gym.make(policy.env_id) works
+
     if source is None:
         return load_policy_from_dir(pretrained_dir(), device)
     path = Path(source)
