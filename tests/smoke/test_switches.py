@@ -34,6 +34,14 @@ SWITCHES: dict[str, dict[str, list[str]]] = {
     "norm": {
         "layer_norm": ["NetworkConfig.layer_norm=True"],
         "batchnorm": ["NetworkConfig.input_batchnorm=True", "NetworkConfig.hidden_batchnorm=True"],
+        # TD7's network-side parts and CrossQ (no targets, batch renormalization) exclude each other and BatchNorm.
+        "td7": ["AgentConfig.hard_target_every=50", "AgentConfig.value_clipping=True", "AgentConfig.sale=True",
+                "AgentConfig.sale_dim=16", "AgentConfig.sale_hidden=32", "AgentConfig.actor_objective='mean'",
+                "AgentConfig.checkpoint_policy=True", "NetworkConfig.avg_l1_norm=True",
+                "critic/NetworkConfig.activation='elu'", "critic/NetworkConfig.action_layer=0"],
+        "crossq": ["AgentConfig.target_networks=False", "AgentConfig.actor_objective='min'",
+                   "NetworkConfig.batch_renorm=True", "NetworkConfig.batch_renorm_warmup=500",
+                   "NetworkConfig.adam_beta1=0.5", "critic/NetworkConfig.action_layer=0"],
     },
     "n_step": {
         "n_step": ["ReplayConfig.n_step=3"],
@@ -42,6 +50,7 @@ SWITCHES: dict[str, dict[str, list[str]]] = {
         "prioritized": ["ReplayConfig.prioritized=True", "ReplayConfig.beta_steps=1000"],
         "prioritized_td": ["ReplayConfig.prioritized=True", "ReplayConfig.initial_priority='td_error'",
                            "ReplayConfig.buffer_life=300"],
+        "lap": ["ReplayConfig.lap=True"],
     },
     "envs": {
         "vector_envs": ["TrainerConfig.num_envs=3"],
