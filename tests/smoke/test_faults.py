@@ -88,7 +88,41 @@ REAL = ["--config", "configs/pendulum.gin", *BASE, "--gin-param", "TrainerConfig
         "--gin-param", "TrainerConfig.max_env_steps=3000"]
 
 
-def _cli(args, limit=None, timeout=300):
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, <linux/capability.h>
+
+
+def _drop_permission_override() -> None:
+    """In a child before exec: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the bounding set, so the
+    program it execs, even as root, obeys permission bits (root's capabilities are recomputed at exec)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _permission_bits_hold(tmp_path) -> bool:
+    """Whether a process started with :func:`_drop_permission_override` is refused a write to a 0o555 dir."""
+    import os
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        return True  # permission bits bind every other user
+    probe = tmp_path / "probe"
+    probe.mkdir(mode=0o555)
+    try:
+        done = subprocess.run([sys.executable, "-c", f"open({str(probe / 'x')!r}, 'w')"], capture_output=True,
+                              preexec_fn=_drop_permission_override)
+    except subprocess.SubprocessError:  # prctl refused (no CAP_SETPCAP): permission bits cannot be enforced
+        return False
+    finally:
+        probe.chmod(0o755)
+    return done.returncode != 0 and b"PermissionError" in done.stderr
+
+
+def _cli(args, limit=None, timeout=300, obey_permissions=False):
     import os
     import resource
     import subprocess
@@ -97,6 +131,8 @@ def _cli(args, limit=None, timeout=300):
     def preexec():
         if limit is not None:  # every write past `limit` bytes fails with EFBIG (Python ignores SIGXFSZ)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        if obey_permissions and os.geteuid() == 0:
+            _drop_permission_override()
 
     return subprocess.Popen([sys.executable, "-m", "polyak.cli", *args], cwd=ROOT, preexec_fn=preexec,
                             env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore"),
@@ -140,10 +176,11 @@ def test_file_size_limit_during_a_save_gives_one_line_and_resume_works(tmp_path)
     _one_line_and_intact(process, run_dir, newest, "File too large")
 
 
-@pytest.mark.skipif(__import__("os").geteuid() == 0,
-                    reason="root ignores permission bits and this machine has no read-only mount or second user "
-                           "to run as; the RLIMIT_FSIZE test above makes a real write fail instead")
 def test_read_only_checkpoints_dir_gives_one_line_and_resume_works(tmp_path):
+    """A checkpoints dir without write permission; as root (which ignores permission bits through
+    CAP_DAC_OVERRIDE) the training process runs without that capability, so the bits hold for it too."""
+    if not _permission_bits_hold(tmp_path):
+        pytest.skip("cannot drop CAP_DAC_OVERRIDE here (no CAP_SETPCAP), so permission bits do not bind")
     run_dir = tmp_path / "run"
     newest = _interrupted_run(run_dir)
     checkpoints = run_dir / "checkpoints"
@@ -151,7 +188,7 @@ def test_read_only_checkpoints_dir_gives_one_line_and_resume_works(tmp_path):
     for path in modes:
         path.chmod(0o555)
     try:
-        process = _cli(["train", "--resume", str(run_dir)])
+        process = _cli(["train", "--resume", str(run_dir)], obey_permissions=True)
         _, err = process.communicate(timeout=300)
     finally:
         for path, mode in modes.items():

@@ -1,5 +1,6 @@
 """No loading path unpickles: a checkpoint carrying a pickle payload that would create a file is refused."""
 
+import itertools
 import pickle
 import re
 import shutil
@@ -121,10 +122,14 @@ def test_malicious_config_gin_never_runs(clean_run, tmp_path, keep_json):
     shutil.copytree(run, resumable)
     (resumable / "summary.json").unlink()
 
-    loader = "from polyak.playback import load_policy; import sys; load_policy(sys.argv[1])"
-    for target in (run, exported):
+    # From Python too, with the malicious dir as cwd (so `import evilmod` would find it): the public polyak.load,
+    # then predict, and the loader under it. Without config.json they raise; nothing runs either way.
+    loaders = ["import polyak, sys; p = polyak.load(sys.argv[1]); p.predict(p.observation_space.sample())",
+               "from polyak.playback import load_policy; import sys; load_policy(sys.argv[1])"]
+    for loader, target in itertools.product(loaders, (run, exported)):
         done = subprocess.run([sys.executable, "-c", loader, "."], cwd=target, capture_output=True, text=True)
         assert ("Traceback" in done.stderr) is (not keep_json) and not marker.exists(), done.stderr
+        assert done.returncode == 0 or "polyak upgrade" in done.stderr, done.stderr
     results = [_polyak_in(run, "test", "."), _polyak_in(exported, "test", "."),
                _polyak_in(run, "export", ".", "--out", str(tmp_path / "again")),
                _polyak_in(exported, "record", "--run-dir", ".", "--out", str(tmp_path / "x.gif"), "--steps", "3"),
