@@ -3,14 +3,21 @@
 Runs go through ``polyak.cli.main`` in this process (no interpreter start per run) with tiny
 networks, so the 60-odd runs take about a minute. Switches in one group replace each other
 (e.g. two noise kinds), so pairs are drawn across groups only.
+
+Every run checks, in its config.json, that each of its switches is in effect, so a pair never
+collapses to one switch. NoisyNet coexists with action and parameter noise (the explorer applies
+all three); alone, a NoisyNet actor explores without action noise (``NoiseConfig.kind='none'``).
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import itertools
 import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -24,9 +31,8 @@ SWITCHES: dict[str, dict[str, list[str]]] = {
         "parameter": ["NoiseConfig.kind='parameter'", "NoiseConfig.param_adapt_every=20"],
     },
     "noisynet": {
-        "noisynet": ["actor/NetworkConfig.noisy=True", "NoiseConfig.kind='none'"],
-        "noisynet_ou": ["actor/NetworkConfig.noisy=True", "actor/NetworkConfig.noisy_ou_theta=0.05",
-                        "NoiseConfig.kind='none'"],
+        "noisynet": ["actor/NetworkConfig.noisy=True"],
+        "noisynet_ou": ["actor/NetworkConfig.noisy=True", "actor/NetworkConfig.noisy_ou_theta=0.05"],
     },
     "td3": {
         "td3": ["AgentConfig.n_critics=2", "AgentConfig.policy_delay=2", "AgentConfig.target_policy_noise=0.2"],
@@ -64,6 +70,9 @@ BASE = [
 ]
 
 NAMED = {name: (group, bindings) for group, members in SWITCHES.items() for name, bindings in members.items()}
+SECTIONS = {"TrainerConfig": ("trainer",), "AgentConfig": ("agent",), "ReplayConfig": ("replay",),
+            "NoiseConfig": ("noise",), "NetworkConfig": ("actor", "critic"), "actor/NetworkConfig": ("actor",),
+            "critic/NetworkConfig": ("critic",)}
 CASES = [(name,) for name in NAMED] + [
     (a, b) for a, b in itertools.combinations(NAMED, 2) if NAMED[a][0] != NAMED[b][0]
 ]
@@ -77,13 +86,43 @@ def _one_thread():
     torch.set_num_threads(threads)
 
 
+def bindings_of(case: tuple[str, ...]) -> list[str]:
+    """The case's switches; a NoisyNet actor without a noise switch explores with NoisyNet alone."""
+    groups = {NAMED[name][0] for name in case}
+    alone = ["NoiseConfig.kind='none'"] if "noisynet" in groups and "noise" not in groups else []
+    return alone + [b for name in case for b in NAMED[name][1]]
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def assert_in_effect(run_dir: Path, case: tuple[str, ...]) -> None:
+    """Every binding of every switch of ``case`` holds in the run's config.json (none overridden by another)."""
+    config = json.loads((run_dir / "config.json").read_text())
+    for name in case:
+        for binding in NAMED[name][1]:
+            key, value = binding.split("=", 1)
+            configurable, field = key.rsplit(".", 1)
+            for section in SECTIONS[configurable]:
+                assert config[section][field] == _plain(ast.literal_eval(value)), f"{name}: {binding} not in effect"
+
+
+def test_pairs_keep_both_switches():
+    """The noise x NoisyNet pairs act with both (the case that used to collapse to NoisyNet alone)."""
+    assert "NoiseConfig.kind='none'" not in bindings_of(("ou", "noisynet"))
+    assert "NoiseConfig.kind='none'" in bindings_of(("noisynet", "td3"))
+    assert all(len({NAMED[name][0] for name in case}) == len(case) for case in CASES)
+
+
 @pytest.mark.parametrize("case", CASES, ids=["+".join(case) for case in CASES])
 def test_switches_train_with_finite_losses(case: tuple[str, ...], tmp_path):
     run_dir = tmp_path / "run"
     args = ["train", "--config", PENDULUM, "--seed", "0", "--run-dir", str(run_dir)]
-    for binding in BASE + [b for name in case for b in NAMED[name][1]]:
+    for binding in BASE + bindings_of(case):
         args += ["--gin-param", binding]
     assert main(args) == 0
+    assert_in_effect(run_dir, case)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["env_steps"] >= 2000 and summary["updates"] > 0
     with open(run_dir / "metrics.csv", newline="") as handle:
