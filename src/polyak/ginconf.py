@@ -107,11 +107,11 @@ def _gin_message(error: Exception, bindings: Sequence[str] = ()) -> str:
     if missing:
         cls = _configurables().get(missing.group(1))
         fields = [f.name for f in dataclasses.fields(cls)] if cls else []
-        first = f"{missing.group(1)} has no setting {missing.group(2)!r}{_suggest(missing.group(2), fields)}"
+        first = first.rstrip(".") + _suggest(missing.group(2), fields)
     unknown = re.search(r"No configurable matching '([\w/.]+)'", first)
     if unknown:
         name = unknown.group(1).rsplit("/", 1)[-1]
-        first = f"unknown configurable {unknown.group(1)!r}{_suggest(name, list(_configurables()))}"
+        first = first.rstrip(".") + _suggest(name, list(_configurables()))
     where = next((line for line in lines[1:] if line.startswith("In ") and "configurable" not in line), None)
     return f"{first} ({where[0].lower() + where[1:]})" if where else first
 

@@ -88,7 +88,7 @@ def resolve_checkpoint(run: RunDir, checkpoint: str | Path | None) -> Path:
     if not path.exists() and (run.checkpoints / name).exists():
         path = run.checkpoints / name
     if not is_checkpoint(path):
-        raise CheckpointError(f"checkpoint {name} not found (give 'best', 'newest' or a checkpoint directory)")
+        raise CheckpointError(f"checkpoint {name} does not exist (give 'best', 'newest' or a checkpoint directory)")
     return path
 
 
