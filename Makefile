@@ -22,7 +22,7 @@ test: setup
 	$(PY) -m pytest -q
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not slow" -p no:cacheprovider tests/unit  # seconds; `make test` runs every tier
+	$(PY) -m pytest -q -m "not slow" -p no:cacheprovider tests/unit tests/component  # seconds; `make test` runs every tier
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks
