@@ -33,7 +33,7 @@ from polyak.layers import BatchRenorm1d, joint_forward, module_mode
 from polyak.losses import actor_loss, clipped_min, critic_loss, polyak_update, smoothing_noise, td_target
 from polyak.networks import Actor, NoisyLinear, share_noise_generator
 from polyak.replay.nstep import Transitions
-from polyak.sale import SALEEncoder, SALEEncoders
+from polyak.sale import SALEEncoder, SALEEncoders, StateEncoder
 from polyak.td7 import ValueClipper
 from polyak.types import Batch, UpdateResult
 
@@ -88,6 +88,21 @@ def _regrouped(saved: dict[str, Any], optimizer: torch.optim.Optimizer, module: 
     index = {id(p): i for i, p in enumerate(p for g in optimizer.param_groups for p in g["params"])}
     state = {index[id(old_order[int(i)])]: value for i, value in saved["state"].items()}
     return {"state": state, "param_groups": optimizer.state_dict()["param_groups"]}
+
+
+def build_actor(obs_dim: int, action_dim: int, agent: AgentConfig, actor: NetworkConfig,
+                generator: torch.Generator | None = None) -> Actor:
+    """An actor shaped like the learner's, for loading a checkpoint's ``actor`` (or ``checkpoint_actor``) weights
+    outside a learner: with SALE (``agent.sale``) it owns a frozen state encoder, saved with its weights."""
+    encoder = StateEncoder(obs_dim, agent.sale_dim, agent.sale_hidden).requires_grad_(False) if agent.sale else None
+    return Actor(obs_dim, action_dim, actor, torch.Generator() if generator is None else generator,
+                 state_encoder=encoder)
+
+
+def evaluation_actor_key(agent: AgentConfig) -> str:
+    """The checkpoint entry holding the policy that evaluation runs: TD7's ``checkpoint_actor`` when
+    ``agent.checkpoint_policy`` is on, else ``actor``."""
+    return "checkpoint_actor" if agent.checkpoint_policy else "actor"
 
 
 def mode_sensitive(module: nn.Module) -> bool:

@@ -15,6 +15,7 @@ from polyak.config import AgentConfig, Configs, NetworkConfig, NoiseConfig, Repl
 from polyak.errors import ConfigError
 from polyak.lap import lap_huber
 from polyak.layers import BatchRenorm1d
+from polyak.learner import build_actor, evaluation_actor_key
 from polyak.replay import LapSampler, Replay
 from polyak.types import Batch
 
@@ -226,6 +227,22 @@ def test_td7_state_round_trips_exactly():
 
 def test_crossq_state_round_trips_exactly():
     _round_trip(crossq_agent, 5, 7)
+
+
+def test_build_actor_loads_a_td7_checkpoint_actor_outside_the_learner():
+    agent = td7_agent(hard=2)
+    for seed in range(3):
+        agent.learner.update(make_batch(seed))
+    agent.end_step(np.array([1.0]), np.array([True]))
+    config = agent.learner.config
+    key = evaluation_actor_key(config)
+    assert key == "checkpoint_actor" and evaluation_actor_key(AgentConfig()) == "actor"
+    actor = build_actor(OBS, ACT, config, agent.learner.actor_config)
+    actor.load_state_dict(agent.state_dict()[key])
+    obs = np.random.default_rng(1).normal(size=(4, OBS))
+    with torch.no_grad():
+        np.testing.assert_allclose(actor.eval()(torch.as_tensor(obs, dtype=torch.float32)).numpy(), agent.greedy(obs),
+                                   rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------------- CrossQ
