@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import machine_info, read_metrics, train_run
+from common import code_commit, machine_info, read_metrics, train_run
 
 THRESHOLD = -200.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +45,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "pendulum.json"))
     args = parser.parse_args()
 
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
         seeds = list(pool.map(lambda s: one_seed(args.config, s, Path(tmp), args.gin_param), args.seeds))
     reached = [s["steps_to_threshold"] for s in seeds if s["steps_to_threshold"] is not None]
@@ -54,6 +55,10 @@ def main() -> None:
         "settings": {"config": Path(args.config).name, "gin_params": args.gin_param, "jobs": args.jobs,
                      "torch_threads_per_run": 1, "max_env_steps": 20000},
         "machine": machine_info(),
+        "code_commit": code_commit(),
+        "load_average": {"before": [round(x, 2) for x in load_before],
+                         "after": [round(x, 2) for x in os.getloadavg()]},
+        "evaluation": "deterministic, TrainerConfig.eval_episodes episodes on new start states at every evaluation",
         "seeds": seeds,
         "seeds_reaching_threshold": len(reached),
         "median_steps_to_threshold": statistics.median(reached) if reached else None,
