@@ -24,14 +24,15 @@ from polyak.td7 import CheckpointAssessor
 
 
 class CheckpointPolicy:
-    """TD7's checkpoint assessment over the training episodes, with training per env step.
+    """TD7's checkpoint assessment over the training episodes.
 
-    Episodes are counted once the learner has updated at least once (TD7 assesses only after training is
-    allowed). Each finished episode goes to :class:`~polyak.td7.CheckpointAssessor`; when it decides to update the
-    checkpoint, the learner copies its actor (and fixed state encoder) into the checkpoint actor. TD7 also trains
-    in bursts at assessment ends (as many steps as the assessment collected); here the trainer keeps training
-    every env step, so the assessor's training-step count (which moves its 750k switch) is the env steps of the
-    assessed episodes.
+    Episodes are assessed once training is allowed: from the first episode that ends after an episode end at
+    which learning could start (TD7's ``allow_train``, set at an episode end after the start steps). Each assessed
+    episode goes to :class:`~polyak.td7.CheckpointAssessor`; when it decides to update the checkpoint, the learner
+    copies its actor (and fixed state encoder) into the checkpoint actor. :meth:`end_step` returns the training
+    steps the assessor asks for (as many as the finished assessment's env steps): the trainer runs them with
+    ``AgentConfig.checkpoint_training`` (TD7's schedule) and otherwise keeps training every env step, so the
+    assessor's training-step count (which moves its 750k switch) is then the env steps of the assessed episodes.
     """
 
     def __init__(self, learner: Learner, num_envs: int, config: AgentConfig) -> None:
@@ -41,19 +42,25 @@ class CheckpointPolicy:
         self.returns = np.zeros(num_envs, dtype=np.float64)
         self.lengths = np.zeros(num_envs, dtype=np.int64)
         self.checkpoints = 0
+        self.allowed = False  # TD7's allow_train
 
-    def end_step(self, reward: np.ndarray, done: np.ndarray) -> None:
-        """One vector-env step's rewards and episode ends."""
+    def end_step(self, reward: np.ndarray, done: np.ndarray, can_learn: bool) -> int:
+        """One vector-env step's rewards and episode ends (``can_learn``: the replay holds enough to learn);
+        returns the training steps the finished assessments ask for."""
         self.returns += np.asarray(reward, dtype=np.float64)
         self.lengths += 1
+        train_steps = 0
         for index in np.flatnonzero(done):
-            if self.learner.updates > 0:
+            if self.allowed:
                 decision = self.assessor.end_episode(int(self.lengths[index]), float(self.returns[index]))
                 if decision.update_checkpoint:
                     self.learner.update_checkpoint()
                     self.checkpoints += 1
+                train_steps += decision.train_steps
+            self.allowed = self.allowed or can_learn
             self.returns[index] = 0.0
             self.lengths[index] = 0
+        return train_steps
 
     @torch.no_grad()
     def act(self, obs: np.ndarray) -> np.ndarray:
@@ -68,13 +75,14 @@ class CheckpointPolicy:
 
     def state_dict(self) -> dict[str, Any]:
         return {"assessor": self.assessor.state_dict(), "returns": self.returns.copy(),
-                "lengths": self.lengths.copy(), "checkpoints": self.checkpoints}
+                "lengths": self.lengths.copy(), "checkpoints": self.checkpoints, "allowed": self.allowed}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.assessor.load_state_dict(state["assessor"])
         self.returns = np.asarray(state["returns"], dtype=np.float64).copy()
         self.lengths = np.asarray(state["lengths"], dtype=np.int64).copy()
         self.checkpoints = int(state["checkpoints"])
+        self.allowed = bool(state["allowed"])
 
 
 class Agent:
@@ -103,10 +111,19 @@ class Agent:
             return self.checkpoint_policy.act(obs)
         return self.explorer.greedy(obs)
 
-    def end_step(self, reward: np.ndarray, done: np.ndarray) -> None:
-        """A training env step's rewards and episode ends (the checkpoint assessment; nothing otherwise)."""
-        if self.checkpoint_policy is not None:
-            self.checkpoint_policy.end_step(reward, done)
+    @property
+    def trains_at_episode_ends(self) -> bool:
+        """TD7's schedule (``AgentConfig.checkpoint_training``): updates only when an assessment ends."""
+        return self.checkpoint_policy is not None and self.learner.config.checkpoint_training
+
+    def end_step(self, reward: np.ndarray, done: np.ndarray, can_learn: bool = True) -> int:
+        """A training env step's rewards and episode ends, for the checkpoint assessment (a no-op otherwise).
+
+        Returns the training steps to run now when :attr:`trains_at_episode_ends`, else 0."""
+        if self.checkpoint_policy is None:
+            return 0
+        steps = self.checkpoint_policy.end_step(reward, done, can_learn)
+        return steps if self.trains_at_episode_ends else 0
 
     def state_dict(self) -> dict[str, Any]:
         state = {**self.learner.state_dict(), **self.explorer.state_dict()}

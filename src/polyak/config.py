@@ -294,7 +294,10 @@ class AgentConfig(_Validated):
     * ``checkpoint_policy``: evaluation uses a checkpoint actor, replaced after an assessment of the current
       actor's exploring episodes whose worst return is not below the checkpoint's; one episode per assessment
       until ``checkpoint_after`` training steps, then ``checkpoint_episodes`` with the bar times
-      ``checkpoint_reset_weight``. Training stays per env step (TD7 trains in bursts at episode ends).
+      ``checkpoint_reset_weight``. Assessment starts with the first episode that ends after learning could start
+      (``ReplayConfig.min_size``). Training stays per env step unless ``checkpoint_training``: then, as in TD7,
+      updates run only when an assessment ends, as many as the env steps it collected
+      (``TrainerConfig.learn_every``/``learn_steps`` no longer apply).
     * LAP is ``ReplayConfig.lap``.
 
     CrossQ (Bhatt et al. 2024): ``target_networks = False`` drops the targets; the critic evaluates ``(s, a)`` and
@@ -323,6 +326,7 @@ class AgentConfig(_Validated):
     sale_hidden: int = 256
     sale_lr: float = 3e-4
     checkpoint_policy: bool = False
+    checkpoint_training: bool = False
     checkpoint_episodes: int = 20
     checkpoint_after: int = 750_000
     checkpoint_reset_weight: float = 0.9
@@ -349,6 +353,8 @@ class AgentConfig(_Validated):
         self._require(self.sale_hidden >= 1, "sale_hidden", ">= 1")
         self._require(self.sale_lr > 0, "sale_lr", "> 0")
         self._require(self.checkpoint_episodes >= 1, "checkpoint_episodes", ">= 1")
+        self._require(self.checkpoint_policy or not self.checkpoint_training, "checkpoint_training",
+                      "False unless checkpoint_policy is True")
         self._require(self.checkpoint_after >= 0, "checkpoint_after", ">= 0")
         self._require(0.0 < self.checkpoint_reset_weight <= 1.0, "checkpoint_reset_weight", "in (0, 1]")
 

@@ -147,10 +147,10 @@ class Trainer:
                 td = self.learner.td_errors(normalized)
             self.replay.insert(transitions, td)
 
-    def _learn(self) -> None:
-        """``learn_steps`` updates; each batch's TD errors go back to the replay as priorities."""
+    def _learn(self, steps: int | None = None) -> None:
+        """``learn_steps`` (or ``steps``) updates; each batch's TD errors go back to the replay as priorities."""
         batch_size = self.configs.agent.batch_size
-        for _ in range(self.configs.trainer.learn_steps):
+        for _ in range(self.configs.trainer.learn_steps if steps is None else steps):
             if len(self.replay) < self.configs.replay.min_size:  # buffer_life emptied it
                 break
             batch = self.replay.sample(batch_size, self.learner.device)
@@ -253,10 +253,13 @@ class Trainer:
                     "a checkpoint was saved (resume with --resume)"
                 ) from None
             logger.advance(cfg.num_envs)
-            if learn.due(self.collector.iterations) and len(self.replay) >= self.configs.replay.min_size:
+            can_learn = len(self.replay) >= self.configs.replay.min_size
+            if learn.due(self.collector.iterations) and can_learn and not self.agent.trains_at_episode_ends:
                 self._learn()
             recorded = self.collector.end_step(step)
-            self.agent.end_step(step.reward, step.done)  # TD7's checkpoint assessment (a no-op otherwise)
+            burst = self.agent.end_step(step.reward, step.done, can_learn)  # TD7's checkpoints (0 otherwise)
+            if burst:
+                self._learn(burst)
             self.progress.episodes(recorded, self.env_steps, self.metrics, self.explorer.noise.epsilon, logger)
 
             stop = self._evaluate_and_log(logger) if evaluate.due(self.env_steps) else False

@@ -6,6 +6,7 @@ priority and batch renormalization's statistics and step counters all round-trip
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 
@@ -26,6 +27,7 @@ SWITCHES = {
             "AgentConfig.sale_dim=16", "AgentConfig.sale_hidden=32", "AgentConfig.actor_objective='mean'",
             "AgentConfig.checkpoint_policy=True", "NetworkConfig.avg_l1_norm=True", "ReplayConfig.lap=True",
             "critic/NetworkConfig.activation='elu'", "critic/NetworkConfig.action_layer=0"],
+    "td7_episode_end_training": ["AgentConfig.checkpoint_training=True", "TrainerConfig.eval_interval=200"],
     "crossq": ["AgentConfig.n_critics=2", "AgentConfig.policy_delay=3", "AgentConfig.target_policy_noise=0.2",
                "AgentConfig.target_networks=False", "AgentConfig.actor_objective='min'",
                "NetworkConfig.batch_renorm=True", "NetworkConfig.batch_renorm_warmup=400",
@@ -43,6 +45,8 @@ def _one_thread():
 
 def _args(run_dir, switches: list[str]) -> list[str]:
     args = ["train", "--config", PENDULUM, "--seed", "5", "--run-dir", str(run_dir)]
+    if switches is SWITCHES["td7_episode_end_training"]:
+        switches = SWITCHES["td7"] + switches
     for binding in BASE + switches:
         args += ["--gin-param", binding]
     return args
@@ -68,6 +72,8 @@ def _assert_equal_states(a, b, where: str = "agent") -> None:
 def test_sigint_then_resume_is_exact(name, tmp_path, monkeypatch):
     reference, run_dir = tmp_path / "reference", tmp_path / "run"
     assert main(_args(reference, SWITCHES[name])) == 0
+    summary = json.loads((reference / "summary.json").read_text())
+    assert summary["updates"] > 0
 
     step = Collector.step
 
@@ -85,8 +91,8 @@ def test_sigint_then_resume_is_exact(name, tmp_path, monkeypatch):
 
     assert (run_dir / "metrics.csv").read_bytes() == (reference / "metrics.csv").read_bytes()
     a, b = _final_agent(reference), _final_agent(run_dir)
-    expected = {"td7": {"encoders", "value_clipper", "checkpoint_actor", "checkpoint_policy", "encoder_optim"},
-                "crossq": set()}[name]
+    td7 = {"encoders", "value_clipper", "checkpoint_actor", "checkpoint_policy", "encoder_optim"}
+    expected = {"td7": td7, "td7_episode_end_training": td7, "crossq": set()}[name]
     assert expected <= set(a)
     if name == "crossq":
         assert "actor_target" not in a and any(k.endswith("steps") for k in a["critic"])

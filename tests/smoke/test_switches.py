@@ -43,7 +43,8 @@ SWITCHES: dict[str, dict[str, list[str]]] = {
         # TD7's network-side parts and CrossQ (no targets, batch renormalization) exclude each other and BatchNorm.
         "td7": ["AgentConfig.hard_target_every=50", "AgentConfig.value_clipping=True", "AgentConfig.sale=True",
                 "AgentConfig.sale_dim=16", "AgentConfig.sale_hidden=32", "AgentConfig.actor_objective='mean'",
-                "AgentConfig.checkpoint_policy=True", "NetworkConfig.avg_l1_norm=True",
+                "AgentConfig.checkpoint_policy=True", "AgentConfig.checkpoint_training=True",
+                "NetworkConfig.avg_l1_norm=True",
                 "critic/NetworkConfig.activation='elu'", "critic/NetworkConfig.action_layer=0"],
         "crossq": ["AgentConfig.target_networks=False", "AgentConfig.actor_objective='min'",
                    "NetworkConfig.batch_renorm=True", "NetworkConfig.batch_renorm_warmup=500",

@@ -185,8 +185,9 @@ def test_td7_checkpoint_policy_assesses_episodes_after_training_starts():
     learner = agent.learner
     obs = np.random.default_rng(0).normal(size=(2, OBS))
     np.testing.assert_array_equal(agent.greedy(obs), agent.explorer.greedy(obs))  # no checkpoint yet
-    agent.end_step(np.array([5.0]), np.array([True]))  # before any update: not assessed
-    assert agent.checkpoint_policy.checkpoints == 0
+    agent.end_step(np.array([5.0]), np.array([True]), False)  # learning cannot start yet: not assessed
+    agent.end_step(np.array([5.0]), np.array([True]))  # learning can start: assessed from the next episode on
+    assert agent.checkpoint_policy.checkpoints == 0 and agent.checkpoint_policy.allowed
     learner.update(make_batch(0))
     agent.end_step(np.array([1.0]), np.array([False]))
     agent.end_step(np.array([2.0]), np.array([True]))  # return 3 > -1e8: the first assessment checkpoints
@@ -202,6 +203,21 @@ def test_td7_checkpoint_policy_assesses_episodes_after_training_starts():
         expected = learner.checkpoint_actor(torch.as_tensor(obs, dtype=torch.float32)).numpy()
     np.testing.assert_allclose(agent.greedy(obs), expected)
     assert not np.allclose(agent.greedy(obs), agent.explorer.greedy(obs))
+
+
+def test_td7_checkpoint_training_asks_for_the_assessed_env_steps():
+    agent = td7_agent(checkpoint_training=True)
+    assert agent.trains_at_episode_ends
+    assert agent.end_step(np.array([1.0]), np.array([True])) == 0  # allows training from the next episode
+    for _ in range(6):
+        assert agent.end_step(np.array([1.0]), np.array([False])) == 0
+    assert agent.end_step(np.array([1.0]), np.array([True])) == 7  # the assessment's 7 env steps
+    assert agent.checkpoint_policy.assessor.training_steps == 7
+    per_step = td7_agent()
+    per_step.end_step(np.array([1.0]), np.array([True]))
+    assert not per_step.trains_at_episode_ends
+    assert per_step.end_step(np.array([1.0]), np.array([True])) == 0  # assessed, but the trainer trains per step
+    assert per_step.checkpoint_policy.checkpoints == 1
 
 
 def _round_trip(make, steps_before: int, steps_after: int, **episode) -> None:
@@ -233,7 +249,9 @@ def test_build_actor_loads_a_td7_checkpoint_actor_outside_the_learner():
     agent = td7_agent(hard=2)
     for seed in range(3):
         agent.learner.update(make_batch(seed))
-    agent.end_step(np.array([1.0]), np.array([True]))
+    agent.end_step(np.array([1.0]), np.array([True]))  # allows assessments
+    agent.end_step(np.array([1.0]), np.array([True]))  # the first one checkpoints
+    assert agent.checkpoint_policy.checkpoints == 1
     config = agent.learner.config
     key = evaluation_actor_key(config)
     assert key == "checkpoint_actor" and evaluation_actor_key(AgentConfig()) == "actor"
