@@ -122,7 +122,7 @@ class EnsembleHiddenLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, members: slice = ALL) -> torch.Tensor:
         x = self.activation(self.norm(self.linear(x, members), members))
-        return x if self.renorm is None else self.renorm(x, members)
+        return x if self.renorm is None else self.renorm(x.float(), members)  # float32 statistics under autocast
 
 
 class CriticEnsemble(nn.Module):

@@ -181,7 +181,7 @@ class HiddenLayer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.activation(self.norm(self.linear(x)))
-        return x if self.renorm is None else self.renorm(x)
+        return x if self.renorm is None else self.renorm(x.float())  # statistics in float32 (bfloat16 autocast)
 
 
 class Actor(nn.Module):

@@ -364,3 +364,12 @@ def test_defaults_leave_the_td3_learner_unchanged():
 def test_invalid_switch_combinations_are_config_errors(make, message):
     with pytest.raises(ConfigError, match=message):
         make()
+
+
+@pytest.mark.parametrize("make", [td7_agent, crossq_agent], ids=["td7", "crossq"])
+def test_bfloat16_hidden_layers_train(make):
+    agent = make(precision="bfloat16")
+    for seed in range(4):
+        result = agent.learner.update(make_batch(seed))
+    assert torch.isfinite(result.metrics["critic_loss"]) and result.td_errors.dtype == torch.float32
+    assert agent.act(np.zeros((2, OBS)), True).shape == (2, ACT)
