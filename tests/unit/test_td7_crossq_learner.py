@@ -373,3 +373,33 @@ def test_bfloat16_hidden_layers_train(make):
         result = agent.learner.update(make_batch(seed))
     assert torch.isfinite(result.metrics["critic_loss"]) and result.td_errors.dtype == torch.float32
     assert agent.act(np.zeros((2, OBS)), True).shape == (2, ACT)
+
+
+@pytest.mark.parametrize("name", ["td7", "crossq"])
+def test_ensemble_equals_separate_critics_with_td7_and_crossq_layers(name):
+    from polyak.ensemble import CriticEnsemble
+    from polyak.networks import Critic
+
+    if name == "td7":
+        config, embedding = NetworkConfig(hidden_sizes=(16, 8), avg_l1_norm=True, activation="elu", action_layer=0), 6
+    else:
+        config, embedding = NetworkConfig(hidden_sizes=(16, 8), batch_renorm=True, batch_renorm_warmup=2,
+                                          action_layer=0), 0
+    ensemble = CriticEnsemble(2, OBS, ACT, config, torch.Generator().manual_seed(7), embedding)
+    generator = torch.Generator().manual_seed(7)
+    separate = [Critic(OBS, ACT, config, generator, embedding) for _ in range(2)]
+    for step in range(4):  # train mode; CrossQ's renormalization starts after 2 passes
+        batch = make_batch(step)
+        extra = torch.randn(32, embedding, generator=torch.Generator().manual_seed(step)) if embedding else None
+        expected = torch.stack([critic(batch.obs, batch.action, extra) for critic in separate])
+        torch.testing.assert_close(ensemble(batch.obs, batch.action, extra), expected)
+    ensemble.eval()
+    for critic in separate:
+        critic.eval()
+    torch.testing.assert_close(ensemble(batch.obs, batch.action, extra),
+                               torch.stack([critic(batch.obs, batch.action, extra) for critic in separate]))
+    for index, critic in enumerate(separate):
+        member = ensemble.member(index)
+        for key, tensor in critic.state_dict().items():
+            if not key.endswith("steps"):
+                torch.testing.assert_close(member.state_dict()[key], tensor, msg=f"{name}: {index} {key}")
