@@ -2,8 +2,7 @@
 
 Frames come from the first env of the vector env. ``width`` and ``height`` reach envs whose constructor
 takes them (MuJoCo envs, the Unity Reacher); others (classic control, PyBullet) render at their own size.
-Every frame is rendered after a step, so all of them come from the same, fully updated camera (a MuJoCo
-model's camera pose is only computed by the first step after a reset).
+Each frame shows the state the policy acts on, the reset state first.
 """
 
 from __future__ import annotations
@@ -68,9 +67,9 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
     try:
         obs, _ = env.reset(seed=seed)
         for step in range(steps):
-            obs, *_ = env.step(policy(obs))
             if step % every == 0:
                 frames.append(first_frame(env.render()))
+            obs, *_ = env.step(policy(obs))
     except PolyakError:
         raise
     except gym.error.DependencyNotInstalled as error:

@@ -153,7 +153,7 @@ def test_config_name_typo_and_gin_errors_are_one_clear_line(tmp_path: Path) -> N
 
 
 def test_record_pendulum_frames_come_from_one_camera(tmp_path: Path) -> None:
-    """Frame 0 of a MuJoCo recording used to come from an unset camera; now every frame follows a step."""
+    """Frame 0 of a Reacher recording (the reset state) used to come from an unset camera (all frames: one)."""
     import imageio.v3 as iio
 
     os.environ.setdefault("MUJOCO_GL", "egl")

@@ -312,6 +312,7 @@ class UnityReacherVectorEnv(gymnasium.vector.VectorEnv):
         self._place_goals()
         self._steps = 0
         mujoco.mj_kinematics(self.model, d)
+        mujoco.mj_camlight(self.model, d)  # the camera pose too: a frame rendered right after reset uses it
         self._in_goal = self._hand_in_goal()
         self._needs_reset = False
 
