@@ -12,6 +12,7 @@ import pytest
 
 import polyak
 from polyak.envs import make_env
+from polyak.errors import ConfigError
 from tests.smoke.cli_helpers import polyak as cli
 
 TINY = [
@@ -68,8 +69,23 @@ def test_load_checkpoint_and_spaces_without_env(runs: dict[str, Path]) -> None:
     assert newest.spaces is not None
 
 
+def test_pretrained_agent_loads_without_its_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pretrained agent's info.json stores its spaces: load, spaces and predict never build the env."""
+    import polyak.envs
+
+    def no_env(*args, **kwargs):
+        raise AssertionError("an env was built")
+
+    monkeypatch.setattr(polyak.envs, "make_env", no_env)
+    policy = polyak.load()
+    assert policy.spaces is not None
+    assert policy.observation_space.shape == (33,) and policy.action_space.shape == (4,)
+    actions = policy.predict(np.zeros((3, 33), dtype=np.float32))
+    assert actions.shape == (3, 4) and np.all(np.abs(actions) <= 1)
+
+
 def test_train_refuses_a_used_run_dir_and_keeps_gin_apart(runs: dict[str, Path], tmp_path: Path) -> None:
-    with pytest.raises(polyak.api.ConfigError, match="already holds a run"):
+    with pytest.raises(ConfigError, match="already holds a run"):
         polyak.train("pendulum", TINY, run_dir=runs["plain"])
     run = polyak.train("pendulum_fast", ["TrainerConfig.max_env_steps = 300", "TrainerConfig.progress_bar = False"],
                        run_dir=tmp_path / "other")
