@@ -332,7 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--seed", type=int, default=0)
     record.set_defaults(handler=cmd_record)
 
-    plot = commands.add_parser("plot", help="plot learning curves (and evaluations) of runs; seeds of one config as mean ± std")
+    plot = commands.add_parser("plot", help="plot learning curves and evaluations of runs; seeds of one config as "
+                                            "mean ± std")
     plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     plot.add_argument("--out", required=True, help="PNG file to write")
     plot.add_argument("--threshold", type=float, help="solve line (default: the runs' solve_score)")
