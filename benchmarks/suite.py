@@ -57,7 +57,17 @@ TASKS: dict[str, Task] = {
     "Hopper-v5": Task("Hopper-v5", 100_000, 5_000, "hopper"),
     "HopperBulletEnv-v0": Task("pybullet_envs_gymnasium:HopperBulletEnv-v0", 100_000, 5_000, "hopperbullet"),
 }
-ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3")
+ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_td7", "polyak_crossq", "sb3_crossq")
+# TD7 and CrossQ (the sample-efficiency issue) run on the two MuJoCo locomotion tasks only.
+SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq")
+SAMPLE_EFFICIENCY_TASKS = ("HalfCheetah-v5", "Hopper-v5")
+
+
+def rows_of(task: str) -> tuple[str, ...]:
+    """The rows a task runs: every task the DDPG/TD3 rows, the locomotion tasks also TD7 and CrossQ."""
+    if task in SAMPLE_EFFICIENCY_TASKS:
+        return ROWS
+    return tuple(row for row in ROWS if row not in SAMPLE_EFFICIENCY_ROWS)
 
 
 def result_path(task: str, row: str, seed: int) -> Path:
@@ -111,6 +121,26 @@ def sb3_td3_kwargs(task: str) -> dict[str, Any]:
     }
 
 
+def sb3_crossq_kwargs(task: str) -> dict[str, Any]:
+    """sb3-contrib CrossQ's arguments from polyak's CrossQ config of the task: the same widths, learning rate,
+    batch, start steps, policy delay and batch-renormalization settings. sb3-contrib's CrossQ is the SAC variant
+    (a stochastic actor with entropy tuning); polyak's is the authors' TD3 mode, so the exploration differs."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    parse_gin(config_file(task, "crossq"), [])
+    configs = build_configs_from_gin()
+    agent, trainer, critic = configs.agent, configs.trainer, configs.critic
+    assert configs.actor.lr == critic.lr and critic.batch_renorm and not agent.target_networks
+    return {
+        "learning_rate": critic.lr, "buffer_size": configs.replay.capacity, "learning_starts": trainer.start_steps,
+        "batch_size": agent.batch_size, "gamma": agent.gamma, "train_freq": trainer.learn_every,
+        "gradient_steps": trainer.learn_steps, "policy_delay": agent.policy_delay,
+        "policy_kwargs": {"net_arch": {"pi": list(configs.actor.hidden_sizes), "qf": list(critic.hidden_sizes)},
+                          "batch_norm_momentum": critic.batch_renorm_momentum,
+                          "renorm_warmup_steps": critic.batch_renorm_warmup, "n_critics": agent.n_critics},
+    }
+
+
 def evaluation_stream(seed: int) -> int:
     """The evaluation stream of a polyak run with this seed (the trainer's fifth SeedSequence child)."""
     import numpy as np
@@ -118,35 +148,45 @@ def evaluation_stream(seed: int) -> int:
     return int(np.random.SeedSequence(seed).spawn(5)[4].generate_state(1)[0] % 2**31)
 
 
-def run_sb3_td3(task: str, seed: int) -> dict[str, Any]:
+def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
+    """SB3's TD3 (``sb3_td3``) or sb3-contrib's CrossQ (``sb3_crossq``), evaluated with polyak's protocol."""
     import gymnasium as gym
     import numpy as np
     import torch
-    from stable_baselines3 import TD3
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.noise import NormalActionNoise
 
     from polyak.envs import make_env
     from polyak.envs.factory import resolve_env_id
     from polyak.evaluation import evaluation_seed, run_episodes
 
     spec = TASKS[task]
-    settings = sb3_td3_kwargs(task)
-    kwargs = dict(settings)
-    sigma, net_arch, n_critics = kwargs.pop("noise_sigma"), kwargs.pop("net_arch"), kwargs.pop("n_critics")
     env = gym.make(resolve_env_id(spec.env_id))
     action_dim = env.action_space.shape[0]
-    model = TD3("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
-                action_noise=NormalActionNoise(np.zeros(action_dim), sigma * np.ones(action_dim)),
-                policy_kwargs={"net_arch": net_arch, "n_critics": n_critics}, **kwargs)
-    eval_env = make_env(spec.env_id, 1)  # actions in [-1, 1], as the actor outputs them
+    if row == "sb3_td3":
+        from stable_baselines3 import TD3
+        from stable_baselines3.common.noise import NormalActionNoise
+
+        settings = sb3_td3_kwargs(task)
+        kwargs = dict(settings)
+        sigma, net_arch, n_critics = kwargs.pop("noise_sigma"), kwargs.pop("net_arch"), kwargs.pop("n_critics")
+        model = TD3("MlpPolicy", env, seed=seed, device="cpu", verbose=0,
+                    action_noise=NormalActionNoise(np.zeros(action_dim), sigma * np.ones(action_dim)),
+                    policy_kwargs={"net_arch": net_arch, "n_critics": n_critics}, **kwargs)
+        library, algorithm, source = "stable-baselines3", "TD3", config_file(task, "td3")
+    else:
+        from sb3_contrib import CrossQ
+
+        settings = sb3_crossq_kwargs(task)
+        model = CrossQ("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **settings)
+        library, algorithm, source = "sb3-contrib", "CrossQ (SAC variant)", config_file(task, "crossq")
+    eval_env = make_env(spec.env_id, 1)  # actions in [-1, 1], as the actors output them
     stream = evaluation_stream(seed)
     steps: list[int] = []
     returns: list[float] = []
 
     def act(obs: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            return model.actor(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+        with torch.no_grad():  # the deterministic action in [-1, 1]: tanh of the mean for CrossQ's SAC actor
+            return model.policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True).numpy()
 
     class Evaluate(BaseCallback):
         def _on_step(self) -> bool:
@@ -163,8 +203,8 @@ def run_sb3_td3(task: str, seed: int) -> dict[str, Any]:
     eval_env.close()
     env.close()
     return {"eval_steps": steps, "eval_returns": returns, "wall_seconds": round(wall, 3),
-            "settings": {"library": "stable-baselines3", "algorithm": "TD3", **settings,
-                         "from_config": str(config_file(task, "td3").relative_to(ROOT))}}
+            "settings": {"library": library, "algorithm": algorithm, **settings,
+                         "from_config": str(source.relative_to(ROOT))}}
 
 
 def cpu_seconds() -> float:
@@ -182,7 +222,7 @@ def run_one(task: str, row: str, seed: int) -> None:
     load_before = os.getloadavg()
     cpu_before = cpu_seconds()
     runner: Callable[[], dict[str, Any]] = (
-        (lambda: run_sb3_td3(task, seed)) if row == "sb3_td3" else (lambda: run_polyak(task, row, seed))
+        (lambda: run_sb3(task, row, seed)) if row.startswith("sb3_") else (lambda: run_polyak(task, row, seed))
     )
     result = runner()
     spec = TASKS[task]
@@ -268,23 +308,25 @@ def plot(suite: dict[str, Any]) -> None:
 
 def markdown_table(suite: dict[str, Any]) -> str:
     """The README's table: mean ± std of the final return over seeds, and median env steps/s, per task and row."""
-    lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps per CPU second (" + ", ".join(ROWS) + ") |",
+    lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps per CPU second (median over seeds) |",
              "| --- | --- | " + " | ".join("---" for _ in ROWS) + " | --- |"]
     for task, entry in suite["tasks"].items():
         cells, speeds = [], []
         for row in ROWS:
+            if row not in rows_of(task):
+                cells.append("")
+                continue
             data = entry["rows"].get(row)
             if data is None:
                 cells.append("not run yet")
-                speeds.append("–")
                 continue
             finals = data["final_returns"]
             spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
             cells.append(f"{statistics.mean(finals):.1f} ± {spread:.1f} ({len(finals)} seeds)")
             per_cpu = [x for x in data["env_steps_per_cpu_s"] if x is not None]
-            speeds.append(f"{statistics.median(per_cpu):.0f}" if per_cpu else
-                          f"{statistics.median(data['env_steps_per_s']):.0f} (wall)")
-        lines.append(f"| {task} | {entry['budget'] // 1000}k | " + " | ".join(cells) + " | " + ", ".join(speeds) + " |")
+            speeds.append(f"{row} {statistics.median(per_cpu):.0f}" if per_cpu else
+                          f"{row} {statistics.median(data['env_steps_per_s']):.0f} (wall)")
+        lines.append(f"| {task} | {entry['budget'] // 1000}k | " + " | ".join(cells) + " | " + "; ".join(speeds) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -311,7 +353,7 @@ def main() -> None:
         return
     if not args.report:
         todo = [(task, row, seed) for task in args.only for row in args.rows for seed in args.seeds
-                if not result_path(task, row, seed).exists()]
+                if row in rows_of(task) and not result_path(task, row, seed).exists()]
         print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
         environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
