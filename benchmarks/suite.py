@@ -57,17 +57,20 @@ TASKS: dict[str, Task] = {
     "Hopper-v5": Task("Hopper-v5", 100_000, 5_000, "hopper"),
     "HopperBulletEnv-v0": Task("pybullet_envs_gymnasium:HopperBulletEnv-v0", 100_000, 5_000, "hopperbullet"),
 }
-ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_td7", "polyak_crossq", "sb3_crossq")
+ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_ou", "polyak_td7", "polyak_crossq", "sb3_crossq")
+# MountainCar also runs the exploration that solves it (configs/suite/mountaincar_ou.gin: DDPG with OU noise).
+EXPLORATION_ROWS = {"MountainCarContinuous-v0": ("polyak_ou",)}
 # TD7 and CrossQ (the sample-efficiency issue) run on the two MuJoCo locomotion tasks only.
 SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq")
 SAMPLE_EFFICIENCY_TASKS = ("HalfCheetah-v5", "Hopper-v5")
 
 
 def rows_of(task: str) -> tuple[str, ...]:
-    """The rows a task runs: every task the DDPG/TD3 rows, the locomotion tasks also TD7 and CrossQ."""
-    if task in SAMPLE_EFFICIENCY_TASKS:
-        return ROWS
-    return tuple(row for row in ROWS if row not in SAMPLE_EFFICIENCY_ROWS)
+    """The rows a task runs: every task the DDPG/TD3 rows, the locomotion tasks also TD7 and CrossQ,
+    MountainCar also its exploration row."""
+    exploration = {row for rows in EXPLORATION_ROWS.values() for row in rows}
+    return tuple(row for row in ROWS if (row not in SAMPLE_EFFICIENCY_ROWS or task in SAMPLE_EFFICIENCY_TASKS)
+                 and (row not in exploration or row in EXPLORATION_ROWS.get(task, ())))
 
 
 def result_path(task: str, row: str, seed: int) -> Path:
