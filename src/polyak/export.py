@@ -3,7 +3,8 @@
     actor.safetensors   the actor's weights
     config.json         the run's resolved configs (what loading reads)
     config.gin          the run's operative gin config, for people to read (never loaded)
-    info.json           env id, spaces (low/high/shape/dtype), observation statistics, checkpoint, training summary
+    info.json           env id, spaces (low/high/shape/dtype), observation statistics, checkpoint (and which of its
+                        actors: ``actor``, or TD7's ``checkpoint_actor`` that evaluation ran), training summary
     README.md           a model card: task, algorithm, score and its evaluation protocol, how to load
     policy.onnx         with ``--format onnx``: raw observations in, actions in the env's units out
 """
@@ -20,7 +21,7 @@ from safetensors.torch import save_file
 from polyak import __version__
 from polyak.errors import ConfigError
 from polyak.normalization import CHECKPOINT_KEY
-from polyak.playback import ACTOR_FILE, INFO_FILE, load_policy_from_run, resolve_checkpoint
+from polyak.playback import ACTOR_FILE, INFO_FILE, load_run_policy, resolve_checkpoint
 from polyak.run_dir import RunDir
 
 FORMATS = ("safetensors", "onnx")
@@ -52,7 +53,7 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
     run = RunDir(run_dir).require()
     _check_out(run, out_dir)
     checkpoint_path = resolve_checkpoint(run, checkpoint)
-    policy = load_policy_from_run(run.path, checkpoint_path, "cpu")
+    policy, actor_key = load_run_policy(run.path, checkpoint_path, "cpu")  # what evaluation ran (TD7: checkpoint)
     if "onnx" in formats:
         from polyak.onnx_export import require_onnx
 
@@ -64,7 +65,7 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
         "obs_dim": int(policy.observation_space.shape[0]), "action_dim": int(policy.action_space.shape[0]),
         "spaces": policy._spaces().to_json(),
         CHECKPOINT_KEY: None if policy.normalizer is None else policy.normalizer.to_json(),
-        "checkpoint": checkpoint_path.name, "training_summary": summary,
+        "checkpoint": checkpoint_path.name, "actor": actor_key, "training_summary": summary,
         "evaluation": {"eval_episodes": configs.trainer.eval_episodes, "eval_interval": configs.trainer.eval_interval,
                        "deterministic": True},
     }

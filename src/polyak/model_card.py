@@ -8,11 +8,18 @@ from polyak.config import Configs
 
 
 def algorithm(configs: Configs) -> str:
-    """DDPG or TD3 (with the switches that differ from either), as the configs set them."""
+    """DDPG, TD3, TD7 (SALE on) or CrossQ (no target networks, batch-renormalized critics), with the switches that
+    differ from it, as the configs set them."""
     agent = configs.agent
     td3 = agent.n_critics >= 2 and agent.policy_delay >= 2 and agent.target_policy_noise is not None
     name = "TD3" if td3 else "DDPG"
     extras = []
+    if agent.sale:
+        name = "TD7"
+        if not agent.checkpoint_policy:
+            extras.append("without the checkpoint policy")
+    elif not agent.target_networks and configs.critic.batch_renorm:
+        name = "CrossQ"
     if configs.replay.prioritized:
         extras.append("prioritized replay")
     if configs.replay.n_step > 1:
@@ -50,7 +57,8 @@ def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) ->
         "",
         f"# {algo} agent for `{env_id}`",
         "",
-        f"Trained with polyak {info['polyak_version']}; the actor of checkpoint "
+        f"Trained with polyak {info['polyak_version']}; the "
+        f"{'checkpoint policy (TD7) ' if info.get('actor') == 'checkpoint_actor' else ''}actor of checkpoint "
         f"`{info['checkpoint']}`.",
         "",
         "## Task",

@@ -13,10 +13,11 @@ from polyak.checkpoint import META_FILE, describe_mismatch, load_checkpoint
 from polyak.config import Configs
 from polyak.errors import CheckpointError, ConfigError
 from polyak.evaluation import run_episodes
+from polyak.learner import build_actor, evaluation_actor_key
 from polyak.networks import Actor
 from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
 from polyak.normalization import ObservationNormalizer
-from polyak.policy import Policy
+from polyak.policy import Policy, actor_obs_dim
 from polyak.run_dir import BEST, RunDir
 from polyak.safe_files import load_tensors, read_json, require_finite
 from polyak.spaces import EnvSpaces
@@ -46,13 +47,26 @@ def resolve_device(device: str) -> torch.device:
 
 def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: int, action_dim: int,
                device: torch.device) -> Actor:
-    """An actor built from ``configs.actor`` holding ``actor_state``; refuses mismatched shapes."""
-    actor = Actor(obs_dim, action_dim, configs.actor, torch.Generator()).to(device)
+    """An actor shaped like the learner's (``configs.actor``; with TD7's SALE, its state encoder) holding
+    ``actor_state``, in eval mode (CrossQ's batch renormalization uses its running statistics); refuses mismatched
+    shapes."""
+    actor = build_actor(obs_dim, action_dim, configs.agent, configs.actor).to(device)
     mismatch = describe_mismatch(actor.state_dict(), actor_state)
     if mismatch:
         raise CheckpointError(f"checkpoint does not match the actor config: {mismatch}")
     actor.load_state_dict(actor_state)
     return actor.eval()
+
+
+def evaluated_actor_key(configs: Configs, agent: dict[str, Any]) -> str:
+    """The entry of a checkpoint's ``agent`` holding the policy evaluation ran: TD7's ``checkpoint_actor`` once the
+    checkpoint policy has taken a checkpoint, else ``actor`` (what TD7 evaluates before its first checkpoint)."""
+    key = evaluation_actor_key(configs.agent)
+    if key != "actor":
+        assessment = agent.get("checkpoint_policy")
+        if not isinstance(assessment, dict) or int(assessment.get("checkpoints", 0)) == 0:
+            return "actor"
+    return key
 
 
 def _normalizer(state: Any, obs_dim: int, where: str) -> ObservationNormalizer | None:
@@ -94,13 +108,20 @@ def resolve_checkpoint(run: RunDir, checkpoint: str | Path | None) -> Path:
 
 def load_policy_from_run(run_dir: Path, checkpoint: str | Path | None, device: str = "cpu") -> Policy:
     """The actor of a run's best checkpoint (default; the newest when it has none) or of the given one."""
+    return load_run_policy(run_dir, checkpoint, device)[0]
+
+
+def load_run_policy(run_dir: Path, checkpoint: str | Path | None, device: str = "cpu") -> tuple[Policy, str]:
+    """:func:`load_policy_from_run`'s policy and the checkpoint entry its actor came from (``actor`` or TD7's
+    ``checkpoint_actor``: see :func:`evaluated_actor_key`)."""
     run = RunDir(run_dir)
     configs = run.configs()
     path = resolve_checkpoint(run, checkpoint)
     state, meta = load_checkpoint(path)
     try:
         agent = state["agent"]
-        actor_state = agent["actor"]
+        key = evaluated_actor_key(configs, agent)
+        actor_state = agent[key]
         obs_dim, action_dim = int(meta["obs_dim"]), int(meta["action_dim"])
     except (KeyError, TypeError, ValueError):
         raise CheckpointError(f"checkpoint {path} does not hold an agent") from None
@@ -111,7 +132,7 @@ def load_policy_from_run(run_dir: Path, checkpoint: str | Path | None, device: s
         raise CheckpointError(f"checkpoint {path} lacks the observation statistics its config normalizes with")
     trainer = configs.trainer
     return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs),
-                  _spaces(meta.get("spaces"), str(path)), normalizer)
+                  _spaces(meta.get("spaces"), str(path)), normalizer), key
 
 
 def pretrained_dir(name: str = PRETRAINED_NAME) -> Path:
@@ -171,7 +192,7 @@ def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs:
     env = make_env(policy.env_id, num_envs or policy.num_envs, **policy.env_kwargs)
     try:
         obs_dim = int(env.single_observation_space.shape[0])
-        expected = int(policy.actor.backbone[0].linear.in_features)
+        expected = actor_obs_dim(policy.actor)
         if obs_dim != expected:
             raise CheckpointError(f"policy expects {expected} observations, env gives {obs_dim}")
         return run_episodes(env, policy, episodes or env.num_envs, seed)

@@ -14,6 +14,16 @@ from polyak.normalization import ObservationNormalizer
 from polyak.spaces import EnvSpaces
 
 
+def actor_obs_dim(actor: Actor) -> int:
+    """The observation width ``actor`` takes: its input layer's (TD7's AvgL1Norm layer), else its SALE state
+    encoder's, else its first hidden layer's (whose input is the observation alone then)."""
+    if actor.input_layer is not None:
+        return int(actor.input_layer.in_features)
+    if actor.state_encoder is not None:
+        return int(actor.state_encoder.layers[0].in_features)
+    return int(actor.backbone[0].linear.in_features)
+
+
 @dataclass
 class Policy:
     """The actor of a trained agent, the observation statistics it was trained with, and its env's spaces.
@@ -67,7 +77,7 @@ class Policy:
         """
         del deterministic
         array = np.asarray(obs, dtype=np.float32)
-        obs_dim = int(self.actor.backbone[0].linear.in_features)
+        obs_dim = actor_obs_dim(self.actor)
         single = array.ndim == 1
         if array.shape[-1:] != (obs_dim,) or array.ndim not in (1, 2):
             raise ConfigError(f"predict takes one observation of shape ({obs_dim},) or a batch of shape "
