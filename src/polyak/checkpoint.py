@@ -297,11 +297,16 @@ def prune_checkpoints(directory: Path, keep: int) -> None:
 
 
 def describe_mismatch(expected: dict[str, Any], found: dict[str, Any]) -> str | None:
-    """What differs between two tensor dicts' names and shapes (None when they agree)."""
+    """What differs between two tensor dicts' names, shapes and dtypes (None when they agree)."""
     shapes = {k: tuple(v.shape) for k, v in expected.items()}
     other = {k: tuple(getattr(v, "shape", ())) for k, v in found.items()}
-    if shapes == other:
+    dtypes = sorted(k for k in set(expected) & set(found)
+                    if getattr(found[k], "dtype", None) != getattr(expected[k], "dtype", None))
+    if shapes == other and not dtypes:
         return None
+    if shapes == other:  # load_state_dict would cast silently: an int weight is not a trained weight
+        name = dtypes[0]
+        return f"{name} is {found[name].dtype} in the checkpoint but {expected[name].dtype} in the config"
     details = []
     missing, extra = sorted(set(shapes) - set(other)), sorted(set(other) - set(shapes))
     if missing:
