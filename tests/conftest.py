@@ -80,3 +80,12 @@ _register()
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One torch thread for a test that trains in-process, restored afterwards (the CLI may change it)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -30,15 +30,6 @@ class Run:
         return load(self.path, checkpoint, device)
 
 
-def _unique_dir(path: Path) -> Path:
-    if not path.exists():
-        return path
-    index = 1
-    while path.with_name(f"{path.name}_{index}").exists():
-        index += 1
-    return path.with_name(f"{path.name}_{index}")
-
-
 def train(config: str | Path = "unity_reacher", overrides: Sequence[str] = (), run_dir: str | Path | None = None,
           seed: int | None = None) -> Run:
     """Train ``config`` (a shipped config's name such as ``"pendulum"``, or a .gin file) with gin ``overrides``.
@@ -49,7 +40,7 @@ def train(config: str | Path = "unity_reacher", overrides: Sequence[str] = (), r
     import gin
 
     from polyak.ginconf import build_configs_from_gin, parse_gin, resolve_config
-    from polyak.run_dir import RunDir
+    from polyak.run_dir import RunDir, unique_path
     from polyak.trainer import Trainer
 
     if isinstance(overrides, str):
@@ -68,7 +59,7 @@ def train(config: str | Path = "unity_reacher", overrides: Sequence[str] = (), r
         gin.clear_config()
     if run_dir is None:
         name = (configs.trainer.run_name or config_file.stem) + (f"_seed_{seed}" if seed is not None else "")
-        path = _unique_dir(Path(configs.trainer.runs_root) / name)
+        path = unique_path(Path(configs.trainer.runs_root) / name)
     else:
         path = Path(run_dir)
         if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():

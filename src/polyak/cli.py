@@ -19,7 +19,7 @@ import gin
 from polyak import __version__
 from polyak.errors import ConfigError, PolyakError
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin, resolve_config
-from polyak.run_dir import RunDir
+from polyak.run_dir import RunDir, unique_path
 
 if TYPE_CHECKING:
     from polyak.config import ApexConfig, Configs
@@ -34,15 +34,6 @@ class _ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USER_ERROR, f"polyak: error: {message} (see 'polyak --help')\n")
-
-
-def _unique_dir(path: Path) -> Path:
-    if not path.exists():
-        return path
-    index = 1
-    while path.with_name(f"{path.name}_{index}").exists():
-        index += 1
-    return path.with_name(f"{path.name}_{index}")
 
 
 def _check_writable(run_dir: Path) -> None:
@@ -134,7 +125,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                 name += "_apex"
             if args.seed is not None:
                 name += f"_seed_{args.seed}"
-            run_dir = _unique_dir(Path(configs.trainer.runs_root) / name)
+            run_dir = unique_path(Path(configs.trainer.runs_root) / name)
     _check_writable(run_dir)
     if apex is not None:
         from polyak.distributed.apex_learner import train_apex
@@ -239,7 +230,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if sweep_dir.exists() and any(sweep_dir.iterdir()):
             raise ConfigError(f"sweep directory {sweep_dir} is not empty; choose another --sweep-dir")
     else:
-        sweep_dir = _unique_dir(Path(configs.trainer.runs_root) / f"{config_file.stem}_sweep")
+        sweep_dir = unique_path(Path(configs.trainer.runs_root) / f"{config_file.stem}_sweep")
     _check_writable(sweep_dir)
     specs = plan_sweep(config_file, seeds, list(args.gin_param), list(args.grid), sweep_dir)
     require_ray()

@@ -30,6 +30,16 @@ if TYPE_CHECKING:
 BEST = "best"
 
 
+def unique_path(path: Path) -> Path:
+    """``path``, or ``path_1``, ``path_2``, ... if it exists: a new run never overwrites an old one."""
+    if not path.exists():
+        return path
+    index = 1
+    while path.with_name(f"{path.name}_{index}").exists():
+        index += 1
+    return path.with_name(f"{path.name}_{index}")
+
+
 class RunDir:
     """Paths of one run directory and the few reads and writes every command shares."""
 

@@ -132,10 +132,8 @@ def test_resume_of_a_finished_run_is_refused(reference):
     assert result.returncode == 2 and "already finished" in result.stderr
 
 
-def test_resume_is_exact_with_prioritized_nstep_td3_and_ou_noise(tmp_path):
-    switches = ["--gin-param", "ReplayConfig.prioritized=True", "--gin-param", "ReplayConfig.n_step=3",
-                "--gin-param", "AgentConfig.n_critics=2", "--gin-param", "AgentConfig.policy_delay=2",
-                "--gin-param", "AgentConfig.target_policy_noise=0.2", "--gin-param", "NoiseConfig.kind='ou'"]
+def assert_sigint_then_resume_is_exact(tmp_path, switches: list[str]) -> None:
+    """An uninterrupted run and one stopped by SIGINT after two checkpoints, then resumed, end identical."""
     reference = tmp_path / "reference"
     result = polyak("train", *ARGS, *switches, "--run-dir", str(reference))
     assert result.returncode == 0, result.stderr
@@ -150,3 +148,10 @@ def test_resume_is_exact_with_prioritized_nstep_td3_and_ou_noise(tmp_path):
     resumed = polyak("train", "--resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr
     _assert_same_run(reference, run_dir)
+
+
+def test_resume_is_exact_with_prioritized_nstep_td3_and_ou_noise(tmp_path):
+    assert_sigint_then_resume_is_exact(tmp_path, [
+        "--gin-param", "ReplayConfig.prioritized=True", "--gin-param", "ReplayConfig.n_step=3",
+        "--gin-param", "AgentConfig.n_critics=2", "--gin-param", "AgentConfig.policy_delay=2",
+        "--gin-param", "AgentConfig.target_policy_noise=0.2", "--gin-param", "NoiseConfig.kind='ou'"])

@@ -35,12 +35,7 @@ SWITCHES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # in-process training: one thread, as in CI
 
 
 def _args(run_dir, switches: list[str]) -> list[str]:

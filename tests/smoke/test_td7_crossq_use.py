@@ -38,12 +38,7 @@ RUNS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # in-process training: one thread, as in CI
 
 
 @pytest.fixture(scope="module")

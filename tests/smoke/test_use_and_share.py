@@ -185,29 +185,11 @@ def test_record_pendulum_frames_come_from_one_camera(tmp_path: Path) -> None:
 
 def test_resume_is_exact_with_observation_normalization(tmp_path: Path) -> None:
     """The running statistics are in every checkpoint: stop with SIGINT, resume, end as an uninterrupted run."""
-    import signal
-    import subprocess
-    import sys
+    from tests.smoke.test_resume import assert_sigint_then_resume_is_exact
 
-    from polyak.checkpoint import complete_checkpoints
-    from tests.smoke.test_resume import ARGS, _assert_same_run, _wait_for
-
-    switches = ["--gin-param", NORMALIZE, "--gin-param", "ReplayConfig.prioritized=True",
-                "--gin-param", "ReplayConfig.initial_priority='td_error'"]
-    reference = tmp_path / "reference"
-    result = cli("train", *ARGS, *switches, "--run-dir", str(reference))
-    assert result.returncode == 0, result.stderr
-    run_dir = tmp_path / "run"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    process = subprocess.Popen([sys.executable, "-m", "polyak.cli", "train", *ARGS, *switches, "--run-dir",
-                                str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert _wait_for(lambda: len(complete_checkpoints(run_dir / "checkpoints")) >= 2 or process.poll() is not None)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 0 and "stopped by SIGINT" in out, err
-    resumed = cli("train", "--resume", str(run_dir))
-    assert resumed.returncode == 0, resumed.stderr
-    _assert_same_run(reference, run_dir)
+    assert_sigint_then_resume_is_exact(tmp_path, [
+        "--gin-param", NORMALIZE, "--gin-param", "ReplayConfig.prioritized=True",
+        "--gin-param", "ReplayConfig.initial_priority='td_error'"])
 
 
 def test_apex_refuses_observation_normalization(tmp_path: Path) -> None:
