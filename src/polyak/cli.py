@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFIG = "unity_reacher.gin"
 EXIT_USER_ERROR = 2
+EXIT_BROKEN_PIPE = 141  # as a Unix tool killed by SIGPIPE
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -371,6 +372,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolyakError as error:
         print(f"polyak: error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except BrokenPipeError:  # the reader of our output went away (`polyak configs | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
+        return EXIT_BROKEN_PIPE
     except OSError as error:  # disk full, file too large, read-only, permission: a file the run needed failed
         where = f" {error.filename}:" if error.filename else ""
         print(f"polyak: error: file system error:{where} {error.strerror or error}; complete checkpoints are "

@@ -197,3 +197,16 @@ def test_apex_refuses_observation_normalization(tmp_path: Path) -> None:
     result = cli("train", "--config", "pendulum", "--workers", "1", "--gin-param", NORMALIZE,
                  "--run-dir", str(tmp_path / "apex"))
     _one_line_error(result, "normalize_observations is not supported with --workers")
+
+
+def test_output_closed_by_its_reader_stops_quietly() -> None:
+    """`polyak configs | head`: when the reader goes away the command stops like a Unix tool, without an error line."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "polyak.cli", "configs"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    process.stdout.close()  # no reader left: the first write fails with EPIPE
+    _out, err = process.communicate(timeout=120)
+    assert process.returncode == 141, err
+    assert err == b""
