@@ -5,8 +5,8 @@ Usage: python benchmarks/ablations.py [--quick] [--envs pendulum reacher] [--see
 
 Each run is `polyak train --config <base> --seed S --gin-param ...` in its own process with one torch
 thread, ``--jobs`` at a time. Bases: configs/pendulum.gin (DDPG, Gaussian noise) and
-configs/unity_reacher.gin (the DDPG Reacher report's DDPG, OU noise). Switches: exploration noise (Gaussian / OU /
-adaptive parameter noise with a LayerNorm actor / NoisyNet), start steps, learn interval (same
+configs/unity_reacher_plain_ddpg.gin (the DDPG Reacher report's DDPG, OU noise). Switches: exploration noise
+(Gaussian / OU / adaptive parameter noise with a LayerNorm actor / NoisyNet), start steps, learn interval (same
 updates-per-step ratio, batched), LayerNorm, the TD3 tricks (all, and each alone), n-step 1/3/5,
 uniform vs prioritized replay. Pendulum is scored by its deterministic evaluations, Reacher by its
 20-arm episode scores. Writes the JSON result and a PNG grid of learning curves (mean ± std over
@@ -111,7 +111,7 @@ def tasks(pendulum_steps: int, reacher_episodes: int) -> dict[str, Task]:
             variants=_shared_variants("gaussian", ("start_steps_0", 0), (10, 10)),
         ),
         "reacher": Task(
-            "reacher", str(ROOT / "configs" / "unity_reacher.gin"), "episode", 30.0,
+            "reacher", str(ROOT / "configs" / "unity_reacher_plain_ddpg.gin"), "episode", 30.0,
             budget=[f"TrainerConfig.max_episodes={reacher_episodes}", "TrainerConfig.eval_interval=None",
                     "TrainerConfig.checkpoint_interval=None"],
             quick=["TrainerConfig.max_episodes=1", "TrainerConfig.eval_interval=None",

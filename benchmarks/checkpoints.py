@@ -1,6 +1,6 @@
 """Checkpoint cost over a Reacher run: seconds per checkpoint and run-dir bytes, old vs new checkpoint code.
 
-Runs ``configs/unity_reacher.gin`` (20 arms, 1000-step episodes, replay capacity 1e6) for a few
+Runs ``configs/unity_reacher_plain_ddpg.gin`` (20 arms, 1000-step episodes, replay capacity 1e6) for a few
 episodes with a checkpoint after every episode and the default keep-last-3, once per source tree
 given (e.g. a ``git worktree`` of the commit before incremental checkpoints, and this one). Learning
 is switched off (``learn_steps = 0``): checkpoint cost depends on the replay, not on the updates.
@@ -76,7 +76,7 @@ def measure(tree: Path, episodes: int) -> dict:
         env = {**os.environ, "PYTHONPATH": str(tree / "src"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         started = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", CHILD, str(Path(scratch) / "run"), str(episodes),
-                              str(ROOT / "configs" / "unity_reacher.gin")],
+                              str(ROOT / "configs" / "unity_reacher_plain_ddpg.gin")],
                              env=env, capture_output=True, text=True, check=True, cwd=scratch)
         result = json.loads(out.stdout.strip().splitlines()[-1])
         result["wall_seconds"] = round(time.perf_counter() - started, 1)
@@ -108,7 +108,8 @@ def main() -> None:
                      **measure(tree, args.episodes), "load_after": os.getloadavg()})
         print(json.dumps({k: v for k, v in rows[-1].items() if not isinstance(v, list)}), flush=True)
     document = {
-        "what": "checkpoint seconds and run-dir bytes over a Reacher run (unity_reacher.gin, 20 arms, capacity 1e6), "
+        "what": "checkpoint seconds and run-dir bytes over a Reacher run (unity_reacher_plain_ddpg.gin, 20 arms, "
+                "capacity 1e6), "
                 "a checkpoint every episode (20000 transitions), keep_checkpoints=3, learning off",
         "episodes": args.episodes, "machine": platform.machine(), "cpus": os.cpu_count(), "torch_threads": 1,
         "rows": rows,

@@ -32,7 +32,7 @@ CASES: dict[str, tuple[tuple[str, ...], list[str]]] = {
     "pendulum": (("pendulum.gin",), [
         "TrainerConfig.max_env_steps = 3000", "TrainerConfig.eval_interval = 1000", "TrainerConfig.seed = 1",
     ]),
-    "reacher_2_episodes": (("unity_reacher.gin",), ["TrainerConfig.max_episodes = 2"]),
+    "reacher_2_episodes": (("unity_reacher_plain_ddpg.gin", "unity_reacher.gin"), ["TrainerConfig.max_episodes = 2"]),
     "reacher_prioritized_2_episodes": (("reacher_prioritized.gin", "seed004_reacher.gin"), [
         "TrainerConfig.max_episodes = 2",
     ]),

@@ -49,7 +49,7 @@ def main() -> None:
         "TrainerConfig.learn_steps = 2", f"ReplayConfig.capacity = {args.capacity}",
         "NetworkConfig.hidden_sizes = (32, 32)", "AgentConfig.batch_size = 64",
     ]
-    parse_gin(packaged_config("unity_reacher.gin"), bindings)
+    parse_gin(packaged_config("unity_reacher_plain_ddpg.gin"), bindings)
     configs = build_configs_from_gin()
     samples: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -267,8 +267,8 @@ def make_polyak_learner(spec: LearnSpec, data: dict[str, np.ndarray], device: st
 
 
 def make_polyak_seed_reacher(data: dict[str, np.ndarray], device: str, seed: int) -> Callable[[int], None]:
-    """polyak with configs/unity_reacher.gin's own agent and networks (BatchNorm, action at layer 1)."""
-    parse_gin(ROOT / "configs" / "unity_reacher.gin", [f"AgentConfig.device = '{device}'"])
+    """polyak with configs/unity_reacher_plain_ddpg.gin's own agent and networks (BatchNorm, action at layer 1)."""
+    parse_gin(ROOT / "configs" / "unity_reacher_plain_ddpg.gin", [f"AgentConfig.device = '{device}'"])
     try:
         configs = build_configs_from_gin()
     finally:
@@ -376,8 +376,9 @@ def part_a(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
                              "failed": errors}
     result["reacher_ddpg"]["note"] = (
         "'polyak' and 'sb3' are matched (SB3 DDPG cannot join the action after the critic's first layer or use "
-        "BatchNorm: both join it at the input, no BatchNorm); 'polyak_seed_config' is configs/unity_reacher.gin's "
-        "agent and networks (input/hidden BatchNorm, action at critic layer 1, fan-in init, critic grad clip 1.0), "
+        "BatchNorm: both join it at the input, no BatchNorm); 'polyak_seed_config' is "
+        "configs/unity_reacher_plain_ddpg.gin's agent and networks (input/hidden BatchNorm, action at critic layer 1, "
+        "fan-in init, critic grad clip 1.0), "
         "unmatched, for reference")
     result.update(settings={"fill_transitions": budget.fill, "rounds": budget.rounds,
                             "updates_per_round": budget.updates, "warmup_updates": budget.warmup,

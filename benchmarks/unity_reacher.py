@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import time
@@ -39,8 +40,11 @@ def main() -> None:
     started = time.perf_counter()
 
     def one_seed(seed: int) -> dict:
+        load_before = os.getloadavg()
         summary = train_run(args.config, seed, workdir / f"unity_reacher_seed_{seed}", args.gin_param, threads=1)
-        return {"seed": seed, "episodes_to_solve": summary["episodes_to_solve"],
+        return {"load_average": {"before": [round(x, 2) for x in load_before],
+                                 "after": [round(x, 2) for x in os.getloadavg()]},
+                "seed": seed, "episodes_to_solve": summary["episodes_to_solve"],
                 "best_window_mean": summary["best_window_mean"], "final_window_mean": summary["final_window_mean"],
                 "best_eval": summary["best_eval"], "episodes": summary["episodes"],
                 "wall_seconds": summary["wall_seconds"]}
@@ -52,7 +56,7 @@ def main() -> None:
 
     plot = Path(args.out).with_suffix(".png")
     plot_runs(sorted(workdir.iterdir()), plot, threshold=30.0,
-              title=f"UnityReacher-v0, 20 arms, configs/unity_reacher.gin, {len(seeds)} seeds")
+              title=f"UnityReacher-v0, 20 arms, {Path(args.config).name}, {len(seeds)} seeds")
     solved = [s["episodes_to_solve"] for s in seeds if s["episodes_to_solve"] is not None]
     result = {
         "benchmark": "unity_reacher",

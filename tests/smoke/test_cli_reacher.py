@@ -7,7 +7,7 @@ import pytest
 
 from tests.smoke.cli_helpers import ROOT, polyak
 
-REACHER = str(ROOT / "configs" / "unity_reacher.gin")
+REACHER = str(ROOT / "configs" / "unity_reacher_plain_ddpg.gin")
 TINY = ["--gin-param", "TrainerConfig.max_env_steps=4000", "--gin-param", "TrainerConfig.eval_interval=2000",
         "--gin-param", "ReplayConfig.capacity=10000"]
 
