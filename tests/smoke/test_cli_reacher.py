@@ -52,3 +52,19 @@ def test_record_writes_a_gif_that_shows_the_scene(reacher_run, tmp_path):
 def test_record_refuses_unknown_formats(reacher_run, tmp_path):
     result = polyak("record", "--run-dir", str(reacher_run), "--out", str(tmp_path / "a.avi"))
     assert result.returncode == 2 and "must end in .gif or .mp4" in result.stderr
+
+
+def test_the_default_config_is_the_plain_ddpg_plus_its_changes(tmp_path):
+    """`polyak train` with no --config, from a directory without configs/: the default's include of the plain
+    config resolves inside the package, and both files' bindings are in effect."""
+    run_dir = tmp_path / "default"
+    result = polyak("train", "--run-dir", str(run_dir), "--gin-param", "TrainerConfig.max_env_steps=2000",
+                    "--gin-param", "TrainerConfig.progress_bar=False", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["trainer"]["num_envs"] == 20 and config["trainer"]["learn_steps"] == 10
+    assert config["replay"]["n_step"] == 3 and config["replay"]["prioritized"] is True
+    assert config["agent"]["tau"] == 0.02 and config["critic"]["layer_norm"] is True
+    assert config["critic"]["grad_clip_norm"] == 1.0  # from the plain config
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["updates"] == 2000 // 20 // 20 * 10
