@@ -4,7 +4,7 @@ Usage:
   python benchmarks/suite_ablations.py [--only TASK ...] [--variants NAME ...] [--seeds 0 1 2] [--jobs 2]
   python benchmarks/suite_ablations.py --report   # only rebuild suite_ablations.json, .md and the plots
 
-The write-up (source document 002, "Ablations studies and other detailed experiments") plans: the noise method
+The DDPG write-up (its section "Ablations studies and other detailed experiments") plans: the noise method
 (Gaussian with its std, Ornstein-Uhlenbeck, parameter-space noise, target-policy noising), the start steps, the
 update interval, and layer normalisation for the actor (and, its TODO, for the value function). Each variant is
 a list of gin bindings applied on top of the suite's DDPG config for the task, so it changes exactly what it

@@ -13,7 +13,7 @@ def _gen() -> torch.Generator:
     return torch.Generator().manual_seed(0)
 
 
-def test_seed_000_actor_architecture_and_fan_in_init():
+def test_reacher_report_actor_architecture_and_fan_in_init():
     config = NetworkConfig(hidden_sizes=(256, 128), input_batchnorm=True, hidden_batchnorm=True,
                            weight_init="fan_in", bias_init="zeros")
     actor = Actor(33, 4, config, _gen())
@@ -28,7 +28,7 @@ def test_seed_000_actor_architecture_and_fan_in_init():
     assert torch.all(first.linear.bias == 0)
 
 
-def test_seed_000_critic_joins_action_after_first_layer():
+def test_reacher_report_critic_joins_action_after_first_layer():
     config = NetworkConfig(hidden_sizes=(128, 128), input_batchnorm=True, action_layer=1)
     critic = Critic(33, 4, config, _gen())
     assert critic.backbone[0].linear.in_features == 33
