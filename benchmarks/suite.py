@@ -218,7 +218,27 @@ def cpu_seconds() -> float:
 
 
 def run_one(task: str, row: str, seed: int) -> None:
-    """Train one (task, row, seed) in this process and write its result file."""
+    """Train one (task, row, seed) in this process and write its result file. A claim file next to the result
+    keeps two runners (two shells, two sittings) from training the same run at once: the second skips it, instead
+    of deleting the first one's run directory as an unfinished leftover."""
+    from filelock import FileLock, Timeout
+
+    path = result_path(task, row, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    claim = FileLock(str(path.with_suffix(".claim")), timeout=0)
+    try:
+        claim.acquire()
+    except Timeout:
+        print(f"{task} {row} seed {seed}: another runner is training it; skipped", flush=True)
+        return
+    try:
+        if not path.exists():
+            _train_and_write(task, row, seed, path)
+    finally:
+        claim.release()
+
+
+def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -240,8 +260,6 @@ def run_one(task: str, row: str, seed: int) -> None:
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     })
     result["env_steps_per_cpu_s"] = round(spec.budget / max(result["cpu_seconds"], 1e-9), 2)
-    path = result_path(task, row, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(result, indent=1) + "\n")
     temporary.replace(path)
