@@ -32,6 +32,11 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def load_average() -> list[float]:
+    """The 1-, 5- and 15-minute load averages, rounded: benchmarks record them beside timings on a shared CPU."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def code_commit() -> dict[str, Any]:
     """The checkout's commit and whether src/ differs from it, so a result names the code it measured."""
     root = Path(__file__).resolve().parent.parent

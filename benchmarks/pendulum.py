@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import code_commit, machine_info, read_metrics, train_run
+from common import code_commit, load_average, machine_info, read_metrics, train_run
 
 THRESHOLD = -200.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +44,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "pendulum.json"))
     args = parser.parse_args()
 
-    started, load_before = time.perf_counter(), os.getloadavg()
+    started, load_before = time.perf_counter(), load_average()
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
         seeds = list(pool.map(lambda s: one_seed(args.config, s, Path(tmp), args.gin_param), args.seeds))
     reached = [s["steps_to_threshold"] for s in seeds if s["steps_to_threshold"] is not None]
@@ -56,8 +55,7 @@ def main() -> None:
                      "torch_threads_per_run": 1, "max_env_steps": 20000},
         "machine": machine_info(),
         "code_commit": code_commit(),
-        "load_average": {"before": [round(x, 2) for x in load_before],
-                         "after": [round(x, 2) for x in os.getloadavg()]},
+        "load_average": {"before": load_before, "after": load_average()},
         "evaluation": "deterministic, TrainerConfig.eval_episodes episodes on new start states at every evaluation",
         "seeds": seeds,
         "seeds_reaching_threshold": len(reached),

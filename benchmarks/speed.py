@@ -64,7 +64,7 @@ import gin
 import gymnasium as gym
 import numpy as np
 import torch
-from common import code_commit, machine_info
+from common import code_commit, load_average, machine_info
 from stable_baselines3 import DDPG, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.evaluation import evaluate_policy
@@ -147,10 +147,6 @@ def versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-def loadavg() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def median(values: list[float]) -> float | None:
@@ -357,7 +353,7 @@ def build_learners(make: dict[str, Callable[[], Callable[[int], None]]]) -> tupl
 
 def part_a(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
     """(a) Learning updates/s: TD3 256-256, and the seed's Reacher DDPG networks (matched + the real config)."""
-    load_start = loadavg()
+    load_start = load_average()
     result: dict[str, Any] = {}
     for spec in (TD3_SPEC, REACHER_SPEC):
         data = random_transitions(budget.fill, spec.obs_dim, spec.action_dim, seed=0)
@@ -385,7 +381,7 @@ def part_a(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
                             "order": "interleaved per round, reversed every other round",
                             "replay": "uniform, prefilled with the same random transitions for both libraries",
                             "td3_dims": "HalfCheetah-v5 dims (obs 17, action 6)"},
-                  loadavg_start=load_start, loadavg_end=loadavg())
+                  loadavg_start=load_start, loadavg_end=load_average())
     return result
 
 
@@ -442,7 +438,7 @@ def sb3_end_to_end(env_id: str, budget: Budget, device: str, seed: int) -> dict[
 
 def part_b(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
     """(b) End-to-end env steps/s, TD3 256-256, one update per env step, on Pendulum-v1 and HalfCheetah-v5."""
-    load_start = loadavg()
+    load_start = load_average()
     result: dict[str, Any] = {}
     for env_id in ("Pendulum-v1", "HalfCheetah-v5"):
         runs: dict[str, list[dict[str, Any]]] = {"polyak": [], "sb3": []}
@@ -474,7 +470,7 @@ def part_b(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
         "timed": "construction (envs, networks, replay) + the whole training run",
         "evaluation": "off for both", "logging": "polyak always writes a run dir (temp): metrics.csv and TensorBoard "
         "rows per episode, one final checkpoint (with the replay); SB3 (verbose 0): nothing",
-    }, loadavg_start=load_start, loadavg_end=loadavg())
+    }, loadavg_start=load_start, loadavg_end=load_average())
     return result
 
 
@@ -564,7 +560,7 @@ def ratio_bound_note(summary: dict[str, dict[str, Any]]) -> str:
 
 def part_c(budget: Budget, device: str, config: Path, seeds: tuple[int, ...]) -> dict[str, Any]:
     """(c) Wall time to Pendulum eval >= -200 per seed, libraries alternating per seed."""
-    load_start = loadavg()
+    load_start = load_average()
     runs: dict[str, list[dict[str, Any]]] = {"polyak": [], "sb3": []}
     for index, seed in enumerate(seeds):
         order = ("polyak", "sb3") if index % 2 == 0 else ("sb3", "polyak")
@@ -596,7 +592,7 @@ def part_c(budget: Budget, device: str, config: Path, seeds: tuple[int, ...]) ->
                        "why": POLYAK_CONFIG_WHY if config.name == "pendulum_fast.gin"
                        else "chosen with --polyak-config"},
         },
-        "loadavg_start": load_start, "loadavg_end": loadavg(),
+        "loadavg_start": load_start, "loadavg_end": load_average(),
     }
 
 
@@ -668,7 +664,7 @@ def main() -> None:
                      "parts": args.only, "extras": sorted(polyak_extras()) if extras else [],
                      "ratios": "polyak/SB3, higher is better for polyak (time to threshold: SB3 time / polyak time)",
                      "imports": "torch, SB3, polyak and tensorboard are imported before any timing"},
-        "machine": machine_info(), "versions": versions(), "polyak_git": code_commit(), "loadavg_start": loadavg(),
+        "machine": machine_info(), "versions": versions(), "polyak_git": code_commit(), "loadavg_start": load_average(),
     }
     importlib.import_module("torch.utils.tensorboard")  # polyak's logger imports it: keep that one-off cost untimed
 
@@ -680,7 +676,7 @@ def main() -> None:
         result["time_to_threshold"] = part_c(budget, args.device, Path(args.polyak_config).absolute(), seeds)
     result["ratios"], result["extra_ratios"] = collect_ratios(result)
     result["cpu_ratios"] = collect_cpu_ratios(result)
-    result["loadavg_end"] = loadavg()
+    result["loadavg_end"] = load_average()
     result["total_wall_seconds"] = round(time.perf_counter() - started, 1)
     out = args.out or (None if args.quick else str(DEFAULT_OUT))
     if out:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import code_commit, machine_info, read_metrics
+from common import code_commit, load_average, machine_info, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -242,7 +242,7 @@ def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
     import torch
 
     torch.set_num_threads(1)
-    load_before = os.getloadavg()
+    load_before = load_average()
     cpu_before = cpu_seconds()
     runner: Callable[[], dict[str, Any]] = (
         (lambda: run_sb3(task, row, seed)) if row.startswith("sb3_") else (lambda: run_polyak(task, row, seed))
@@ -255,8 +255,7 @@ def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
         "env_steps_per_s": round(spec.budget / result["wall_seconds"], 2),
         "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
         "code_commit": code_commit(), "machine": machine_info(),
-        "load_average": {"before": [round(x, 2) for x in load_before],
-                         "after": [round(x, 2) for x in os.getloadavg()]},
+        "load_average": {"before": load_before, "after": load_average()},
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     })
     result["env_steps_per_cpu_s"] = round(spec.budget / max(result["cpu_seconds"], 1e-9), 2)

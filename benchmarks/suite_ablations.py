@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import code_commit, machine_info, read_metrics
+from common import code_commit, load_average, machine_info, read_metrics
 from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
@@ -185,7 +185,7 @@ def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: in
     import torch
 
     torch.set_num_threads(1)
-    load_before = os.getloadavg()
+    load_before = load_average()
     config = config_file(task, "ddpg")
     run_dir = runs_root(out_dir) / stem(task) / f"{variant}_seed_{seed}"
     if run_dir.exists():  # a run cut short in an earlier sitting: start it again
@@ -208,8 +208,7 @@ def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: in
         "settings": {"config": str(config.relative_to(ROOT)), "gin_params": bindings,
                      "variant_bindings": list(VARIANTS[variant].bindings)},
         "code_commit": code_commit(), "polyak_source": polyak_source(), "machine": machine_info(),
-        "load_average": {"before": [round(x, 2) for x in load_before],
-                         "after": [round(x, 2) for x in os.getloadavg()]},
+        "load_average": {"before": load_before, "after": load_average()},
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
     path = run_file(out_dir, task, variant, seed)

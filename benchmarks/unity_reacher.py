@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import code_commit, machine_info, train_run
+from common import code_commit, load_average, machine_info, train_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,10 +39,9 @@ def main() -> None:
     started = time.perf_counter()
 
     def one_seed(seed: int) -> dict:
-        load_before = os.getloadavg()
+        load_before = load_average()
         summary = train_run(args.config, seed, workdir / f"unity_reacher_seed_{seed}", args.gin_param, threads=1)
-        return {"load_average": {"before": [round(x, 2) for x in load_before],
-                                 "after": [round(x, 2) for x in os.getloadavg()]},
+        return {"load_average": {"before": load_before, "after": load_average()},
                 "seed": seed, "episodes_to_solve": summary["episodes_to_solve"],
                 "best_window_mean": summary["best_window_mean"], "final_window_mean": summary["final_window_mean"],
                 "best_eval": summary["best_eval"], "episodes": summary["episodes"],
