@@ -95,12 +95,23 @@ def run_polyak(task: str, row: str, seed: int) -> dict[str, Any]:
                "--seed", str(seed), "--run-dir", str(run_dir)]
     for binding in bindings:
         command += ["--gin-param", binding]
+    started = time.time()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     summary = json.loads((run_dir / "summary.json").read_text())
     evals = [(int(r["env_steps"]), float(r["score"])) for r in read_metrics(run_dir) if r["kind"] == "eval"]
     return {"eval_steps": [s for s, _ in evals], "eval_returns": [r for _, r in evals],
+            "eval_wall_seconds": eval_wall_seconds(run_dir, started),
             "wall_seconds": summary["wall_seconds"],
             "settings": {"config": str(config_file(task, algo).relative_to(ROOT)), "gin_params": bindings}}
+
+
+def eval_wall_seconds(run_dir: Path, started: float) -> list[float]:
+    """Seconds from the launch of ``polyak train`` to each evaluation, from the wall times TensorBoard stores
+    with ``eval/score`` (metrics.csv keeps only values that depend on the seed)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0}).Reload()
+    return [round(event.wall_time - started, 2) for event in events.Scalars("eval/score")]
 
 
 def sb3_td3_kwargs(task: str) -> dict[str, Any]:
@@ -186,6 +197,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
     stream = evaluation_stream(seed)
     steps: list[int] = []
     returns: list[float] = []
+    seconds: list[float] = []
 
     def act(obs: np.ndarray) -> np.ndarray:
         with torch.no_grad():  # the deterministic action in [-1, 1]: tanh of the mean for CrossQ's SAC actor
@@ -198,6 +210,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
                 scores = run_episodes(eval_env, act, EVAL_EPISODES, evaluation_seed(stream, len(returns)))
                 steps.append(self.num_timesteps)
                 returns.append(float(np.mean(scores)))
+                seconds.append(round(time.perf_counter() - started, 2))
             return True
 
     started = time.perf_counter()
@@ -205,7 +218,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
     wall = time.perf_counter() - started
     eval_env.close()
     env.close()
-    return {"eval_steps": steps, "eval_returns": returns, "wall_seconds": round(wall, 3),
+    return {"eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds, "wall_seconds": round(wall, 3),
             "settings": {"library": library, "algorithm": algorithm, **settings,
                          "from_config": str(source.relative_to(ROOT))}}
 
@@ -286,6 +299,9 @@ def collect() -> dict[str, Any]:
                 "eval_returns": [r["eval_returns"] for r in runs],
                 "env_steps_per_s": [r["env_steps_per_s"] for r in runs],
                 "env_steps_per_cpu_s": [r.get("env_steps_per_cpu_s") for r in runs],
+                "wall_seconds": [r["wall_seconds"] for r in runs],
+                "cpu_seconds": [r.get("cpu_seconds") for r in runs],
+                "eval_wall_seconds": [r.get("eval_wall_seconds") for r in runs],
                 "code_commits": [r["code_commit"]["commit"] for r in runs],
                 "load_average_before": [r["load_average"]["before"] for r in runs],
                 "settings": runs[0]["settings"],
@@ -326,6 +342,65 @@ def plot(suite: dict[str, Any]) -> None:
         plt.close(figure)
 
 
+def eval_minutes(data: dict[str, Any], seed_index: int) -> list[float]:
+    """Minutes from a run's start to each of its evaluations: recorded where the run recorded them, otherwise
+    (runs before eval times were kept) spread evenly over the run's wall time by env steps."""
+    recorded = data["eval_wall_seconds"][seed_index]
+    if recorded:
+        return [seconds / 60 for seconds in recorded]
+    budget = data["eval_steps"][-1]
+    return [data["wall_seconds"][seed_index] * steps / budget / 60 for steps in data["eval_steps"]]
+
+
+def plot_wall_time(suite: dict[str, Any]) -> None:
+    """Return against wall minutes (one torch thread per run) on the sample-efficiency tasks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        entry = suite["tasks"].get(task)
+        if not entry or not entry["rows"]:
+            continue
+        figure, axes = plt.subplots(figsize=(6, 4))
+        for row, data in entry["rows"].items():
+            length = min(len(r) for r in data["eval_returns"])
+            curves = np.array([r[:length] for r in data["eval_returns"]])
+            minutes = np.array([eval_minutes(data, i)[:length] for i in range(len(curves))]).mean(axis=0)
+            interpolated = any(not recorded for recorded in data["eval_wall_seconds"])
+            axes.plot(minutes, curves.mean(axis=0),
+                      label=f"{row} ({len(curves)} seeds{', times interpolated' if interpolated else ''})")
+        axes.set(title=f"{task}: return against wall time (one torch thread per run)", xlabel="wall minutes",
+                 ylabel=f"evaluation return ({EVAL_EPISODES} episodes)")
+        axes.legend(fontsize=8)
+        axes.grid(alpha=0.3)
+        figure.tight_layout()
+        figure.savefig(RESULTS / f"suite_{TASKS[task].config_stem}_wall.png", dpi=100)
+        plt.close(figure)
+
+
+def efficiency_table(suite: dict[str, Any]) -> str:
+    """The sample-efficiency issue's view of HalfCheetah and Hopper: each row's mean final return as a multiple of
+    sb3_td3's (same env steps), and its cost in wall and CPU minutes per run (medians over seeds)."""
+    lines = ["| task | row | mean final return | × sb3_td3 | wall minutes per run | CPU minutes per run "
+             "| final return per wall minute |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        rows = suite["tasks"].get(task, {}).get("rows", {})
+        baseline = statistics.mean(rows["sb3_td3"]["final_returns"]) if "sb3_td3" in rows else None
+        for row, data in rows.items():
+            final = statistics.mean(data["final_returns"])
+            wall = statistics.median(data["wall_seconds"]) / 60
+            cpu = [x for x in data["cpu_seconds"] if x is not None]
+            cells = [task, f"{row} ({len(data['seeds'])} seeds)", f"{final:.1f}",
+                     f"{final / baseline:.2f}" if baseline else "", f"{wall:.1f}",
+                     f"{statistics.median(cpu) / 60:.1f}" if cpu else "", f"{final / wall:.0f}"]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown_table(suite: dict[str, Any]) -> str:
     """The README's table: mean ± std of the final return over seeds, and median env steps/s, per task and row."""
     lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps per CPU second (median over seeds) |",
@@ -353,8 +428,9 @@ def markdown_table(suite: dict[str, Any]) -> str:
 def report() -> dict[str, Any]:
     suite = collect()
     (RESULTS / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
-    (RESULTS / "suite.md").write_text(markdown_table(suite))
+    (RESULTS / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite))
     plot(suite)
+    plot_wall_time(suite)
     print(markdown_table(suite))
     return suite
 
