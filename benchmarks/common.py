@@ -8,6 +8,8 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,29 @@ def code_commit() -> dict[str, Any]:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False).stdout.strip()
 
     return {"commit": git("rev-parse", "HEAD") or None, "src_modified": bool(git("status", "--porcelain", "src"))}
+
+
+@contextmanager
+def claimed(result: Path) -> Iterator[bool]:
+    """Hold a claim on the run that writes ``result`` (a lock file beside it) while the block trains it.
+
+    Yields False when another runner (another shell, a second sitting) holds the claim: the caller skips the run,
+    instead of deleting that runner's run directory as an unfinished leftover. The claim ends with its process, so
+    a runner killed mid-run leaves nothing that blocks the next sitting.
+    """
+    from filelock import FileLock, Timeout
+
+    result.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(result.with_suffix(".claim")), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def train_run(config: str, seed: int, run_dir: Path, bindings: list[str], threads: int) -> dict[str, Any]:

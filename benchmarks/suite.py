@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import code_commit, load_average, machine_info, read_metrics
+from common import claimed, code_commit, load_average, machine_info, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -231,24 +231,14 @@ def cpu_seconds() -> float:
 
 
 def run_one(task: str, row: str, seed: int) -> None:
-    """Train one (task, row, seed) in this process and write its result file. A claim file next to the result
-    keeps two runners (two shells, two sittings) from training the same run at once: the second skips it, instead
-    of deleting the first one's run directory as an unfinished leftover."""
-    from filelock import FileLock, Timeout
-
+    """Train one (task, row, seed) in this process and write its result file, unless another runner has claimed
+    it (two shells, two sittings): then it is skipped, not started again over the other's run directory."""
     path = result_path(task, row, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    claim = FileLock(str(path.with_suffix(".claim")), timeout=0)
-    try:
-        claim.acquire()
-    except Timeout:
-        print(f"{task} {row} seed {seed}: another runner is training it; skipped", flush=True)
-        return
-    try:
-        if not path.exists():
+    with claimed(path) as mine:
+        if not mine:
+            print(f"{task} {row} seed {seed}: another runner is training it; skipped", flush=True)
+        elif not path.exists():
             _train_and_write(task, row, seed, path)
-    finally:
-        claim.release()
 
 
 def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:

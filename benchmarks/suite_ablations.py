@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import code_commit, load_average, machine_info, read_metrics
+from common import claimed, code_commit, load_average, machine_info, read_metrics
 from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
@@ -181,6 +181,17 @@ def polyak_source() -> dict[str, Any]:
 
 
 def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: int | None) -> None:
+    """Train one (task, variant, seed) unless another runner has claimed it (then it is skipped, not started
+    again over the other's run directory); writes the result file."""
+    path = run_file(out_dir, task, variant, seed)
+    with claimed(path) as mine:
+        if not mine:
+            print(f"{task} {variant} seed {seed}: another runner is training it; skipped", flush=True)
+        elif not path.exists():
+            _train_and_write(task, variant, seed, out_dir, max_env_steps)
+
+
+def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: int | None) -> None:
     """``polyak train`` on the task's suite config with the variant's bindings; writes the result file."""
     import torch
 
@@ -212,7 +223,6 @@ def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: in
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
     path = run_file(out_dir, task, variant, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(result, indent=1) + "\n")
     temporary.replace(path)
