@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, load_average, machine_info, read_metrics
+from common import claimed, code_commit, cpu_kind, load_average, machine_info, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -294,10 +294,11 @@ def collect() -> dict[str, Any]:
                 "eval_wall_seconds": [r.get("eval_wall_seconds") for r in runs],
                 "code_commits": [r["code_commit"]["commit"] for r in runs],
                 "load_average_before": [r["load_average"]["before"] for r in runs],
+                "cpu_kinds": [cpu_kind(r["machine"]) for r in runs],
                 "settings": runs[0]["settings"],
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
-            machines.update({r["machine"]["cpu"]: r["machine"] for r in runs})
+            machines.update({f"{r['machine']['cpu']} {cpu_kind(r['machine'])}": r["machine"] for r in runs})
         tasks[task] = {"budget": spec.budget, "eval_every": spec.eval_every, "rows": rows}
     return {"benchmark": "suite", "tasks": tasks, "machine": list(machines.values()),
             "code_commit": sorted(commits), "eval_protocol": (
@@ -375,8 +376,8 @@ def efficiency_table(suite: dict[str, Any]) -> str:
     """The sample-efficiency issue's view of HalfCheetah and Hopper: each row's mean final return as a multiple of
     sb3_td3's (same env steps), and its cost in wall and CPU minutes per run (medians over seeds)."""
     lines = ["| task | row | mean final return | × sb3_td3 | wall minutes per run | CPU minutes per run "
-             "| final return per wall minute |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| final return per wall minute | CPU |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for task in SAMPLE_EFFICIENCY_TASKS:
         rows = suite["tasks"].get(task, {}).get("rows", {})
         baseline = statistics.mean(rows["sb3_td3"]["final_returns"]) if "sb3_td3" in rows else None
@@ -386,14 +387,34 @@ def efficiency_table(suite: dict[str, Any]) -> str:
             cpu = [x for x in data["cpu_seconds"] if x is not None]
             cells = [task, f"{row} ({len(data['seeds'])} seeds)", f"{final:.1f}",
                      f"{final / baseline:.2f}" if baseline else "", f"{wall:.1f}",
-                     f"{statistics.median(cpu) / 60:.1f}" if cpu else "", f"{final / wall:.0f}"]
+                     f"{statistics.median(cpu) / 60:.1f}" if cpu else "", f"{final / wall:.0f}",
+                     ", ".join(sorted(set(data["cpu_kinds"])))]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
+def speeds_by_cpu(data: dict[str, Any]) -> dict[str, float]:
+    """Median env steps per CPU second (wall second where CPU time was not recorded) per kind of CPU: rates from
+    different CPUs are never pooled (one core of the AVX2 machine multiplies at about a third of the AVX512 one's
+    rate)."""
+    groups: dict[str, list[float]] = {}
+    for kind, per_cpu, per_wall in zip(data["cpu_kinds"], data["env_steps_per_cpu_s"], data["env_steps_per_s"],
+                                       strict=True):
+        groups.setdefault(kind, []).append(per_cpu if per_cpu is not None else per_wall)
+    return {kind: statistics.median(rates) for kind, rates in groups.items()}
+
+
+def speed_cell(row: str, data: dict[str, Any]) -> str:
+    timed = "" if all(x is not None for x in data["env_steps_per_cpu_s"]) else " (wall)"
+    by_cpu = speeds_by_cpu(data)
+    named = [f"{rate:.0f}" + ("" if kind == "unrecorded" else f" on {kind}") for kind, rate in by_cpu.items()]
+    return f"{row} " + ", ".join(named) + timed
+
+
 def markdown_table(suite: dict[str, Any]) -> str:
-    """The README's table: mean ± std of the final return over seeds, and median env steps/s, per task and row."""
-    lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps per CPU second (median over seeds) |",
+    """The README's table: mean ± std of the final return over seeds, and median env steps/s per row and kind of
+    CPU, per task and row."""
+    lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps per CPU second (median over seeds, per CPU) |",
              "| --- | --- | " + " | ".join("---" for _ in ROWS) + " | --- |"]
     for task, entry in suite["tasks"].items():
         cells, speeds = [], []
@@ -408,9 +429,7 @@ def markdown_table(suite: dict[str, Any]) -> str:
             finals = data["final_returns"]
             spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
             cells.append(f"{statistics.mean(finals):.1f} ± {spread:.1f} ({len(finals)} seeds)")
-            per_cpu = [x for x in data["env_steps_per_cpu_s"] if x is not None]
-            speeds.append(f"{row} {statistics.median(per_cpu):.0f}" if per_cpu else
-                          f"{row} {statistics.median(data['env_steps_per_s']):.0f} (wall)")
+            speeds.append(speed_cell(row, data))
         lines.append(f"| {task} | {entry['budget'] // 1000}k | " + " | ".join(cells) + " | " + "; ".join(speeds) + " |")
     return "\n".join(lines) + "\n"
 

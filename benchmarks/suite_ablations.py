@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, load_average, machine_info, read_metrics
+from common import claimed, code_commit, cpu_kind, load_average, machine_info, read_metrics
 from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
@@ -320,7 +320,7 @@ def collect(out_dir: Path) -> dict[str, Any]:
                 "budgets": sorted({r["budget"] for r in runs}),
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
-            machines.update({r["machine"]["cpu"]: r["machine"] for r in runs})
+            machines.update({f"{r['machine']['cpu']} {cpu_kind(r['machine'])}": r["machine"] for r in runs})
         baseline = variants.get("baseline")
         if baseline is not None:
             for name, data in variants.items():
