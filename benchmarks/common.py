@@ -17,7 +17,7 @@ from typing import Any
 def machine_info() -> dict[str, Any]:
     """The machine a timing was taken on. A virtual machine may name its CPU only "AMD EPYC", so the CPU family,
     model and clock and the vector instructions PyTorch uses (``cpu_isa``: AVX512 or AVX2) are recorded too:
-    fp32 matmul on one core measured ~100 GFLOP/s on an AVX512 EPYC and ~36 on a family-23 (first Zen) AVX2 one,
+    fp32 matmul on one core measured ~100 GFLOP/s on an AVX512 EPYC and ~35 on a family-23 (first Zen) AVX2 one,
     so timings compare only within one kind of CPU."""
     import torch
 

@@ -30,6 +30,7 @@ from polyak.config import Configs
 from polyak.envs import make_env
 from polyak.errors import CheckpointError, PolyakError
 from polyak.evaluator import Evaluator
+from polyak.learner import slow_precision
 from polyak.logger import Logger
 from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
 from polyak.normalization import ObservationNormalizer
@@ -224,6 +225,8 @@ class Trainer:
 
     def run(self) -> Summary:
         cfg = self.configs.trainer
+        if (slow := slow_precision(self.configs.agent, self.agent.learner.device)) is not None:
+            print(f"polyak: warning: {slow}", flush=True)
         started = time.perf_counter() - self.elapsed
         logger = Logger(self.run_dir, cfg.max_env_steps, cfg.progress_bar, initial_env_steps=self.env_steps)
         try:
