@@ -176,7 +176,8 @@ def polyak_source() -> dict[str, Any]:
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, check=False).stdout.strip()
 
-    return {"path": str(path), "commit": git("rev-parse", "HEAD") or None,
+    where = "this checkout" if path.is_relative_to(ROOT) else "another checkout (PYTHONPATH)"  # no machine paths
+    return {"location": where, "commit": git("rev-parse", "HEAD") or None,
             "modified": bool(git("status", "--porcelain", "."))}
 
 
@@ -314,7 +315,7 @@ def collect(out_dir: Path) -> dict[str, Any]:
                 "eval_steps": runs[0]["eval_steps"], "eval_returns": [r["eval_returns"] for r in runs],
                 "env_steps_per_s": [r["env_steps_per_s"] for r in runs],
                 "code_commits": [r["code_commit"]["commit"] for r in runs],
-                "polyak_sources": sorted({f"{r['polyak_source']['path']}@{r['polyak_source']['commit']}"
+                "polyak_sources": sorted({f"{r['polyak_source']['location']}@{r['polyak_source']['commit']}"
                                           for r in runs}),
                 "load_average_before": [r["load_average"]["before"] for r in runs],
                 "budgets": sorted({r["budget"] for r in runs}),
