@@ -49,6 +49,11 @@ def cpu_kind(machine: dict[str, Any]) -> str:
     return machine.get("cpu_isa") or "unrecorded"
 
 
+def machines_by_kind(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The machines of ``runs`` (result dicts), one per CPU name and kind, for a report's ``machine`` list."""
+    return {f"{r['machine']['cpu']} {cpu_kind(r['machine'])}": r["machine"] for r in runs}
+
+
 def load_average() -> list[float]:
     """The 1-, 5- and 15-minute load averages, rounded: benchmarks record them beside timings on a shared CPU."""
     return [round(x, 2) for x in os.getloadavg()]

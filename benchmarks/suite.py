@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, cpu_kind, load_average, machine_info, read_metrics
+from common import claimed, code_commit, cpu_kind, load_average, machine_info, machines_by_kind, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -298,7 +298,7 @@ def collect() -> dict[str, Any]:
                 "settings": runs[0]["settings"],
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
-            machines.update({f"{r['machine']['cpu']} {cpu_kind(r['machine'])}": r["machine"] for r in runs})
+            machines.update(machines_by_kind(runs))
         tasks[task] = {"budget": spec.budget, "eval_every": spec.eval_every, "rows": rows}
     return {"benchmark": "suite", "tasks": tasks, "machine": list(machines.values()),
             "code_commit": sorted(commits), "eval_protocol": (

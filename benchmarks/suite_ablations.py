@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, cpu_kind, load_average, machine_info, read_metrics
+from common import claimed, code_commit, load_average, machine_info, machines_by_kind, read_metrics
 from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
@@ -189,10 +189,11 @@ def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: in
         if not mine:
             print(f"{task} {variant} seed {seed}: another runner is training it; skipped", flush=True)
         elif not path.exists():
-            _train_and_write(task, variant, seed, out_dir, max_env_steps)
+            _train_and_write(task, variant, seed, out_dir, max_env_steps, path)
 
 
-def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: int | None) -> None:
+def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: int | None,
+                     path: Path) -> None:
     """``polyak train`` on the task's suite config with the variant's bindings; writes the result file."""
     import torch
 
@@ -223,7 +224,6 @@ def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_
         "load_average": {"before": load_before, "after": load_average()},
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
-    path = run_file(out_dir, task, variant, seed)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(result, indent=1) + "\n")
     temporary.replace(path)
@@ -321,7 +321,7 @@ def collect(out_dir: Path) -> dict[str, Any]:
                 "budgets": sorted({r["budget"] for r in runs}),
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
-            machines.update({f"{r['machine']['cpu']} {cpu_kind(r['machine'])}": r["machine"] for r in runs})
+            machines.update(machines_by_kind(runs))
         baseline = variants.get("baseline")
         if baseline is not None:
             for name, data in variants.items():
