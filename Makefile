@@ -3,6 +3,8 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.polyak-installed
+# pytest-xdist workers for `make test`: one per core, at most 4 (a test file stays on one worker; tests/conftest.py).
+TEST_WORKERS ?= auto
 
 .PHONY: setup train test test-fast lint clean
 
@@ -19,7 +21,7 @@ train: setup
 	$(VENV)/bin/polyak train
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow" -p no:cacheprovider tests/unit tests/component  # seconds; `make test` runs every tier

@@ -89,3 +89,14 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group tests for ``pytest -n N --dist loadgroup`` (``make test``): a file's tests share one worker, so a
+    module-scoped fixture (a trained run) is built once; the Ray tests form one group so two local Ray nodes never
+    start side by side on the 2-core CI machine. Without ``-n`` the marks do nothing."""
+    root = config.rootpath
+    for item in items:
+        path = item.path.relative_to(root)
+        group = "ray" if path.parts[:2] == ("tests", "distributed") else path.as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
