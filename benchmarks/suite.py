@@ -322,7 +322,7 @@ def plot(suite: dict[str, Any]) -> None:
             curves = np.array([r[:length] for r in data["eval_returns"]])
             steps = np.array(data["eval_steps"][:length])
             mean, std = curves.mean(axis=0), curves.std(axis=0)
-            axes.plot(steps, mean, label=f"{row} ({len(curves)} seeds)")
+            axes.plot(steps, mean, label=f"{row} ({seeds_text(len(curves))})")
             axes.fill_between(steps, mean - std, mean + std, alpha=0.2)
         axes.set(title=f"{task}, {entry['budget']:,} env steps", xlabel="env steps",
                  ylabel=f"evaluation return ({EVAL_EPISODES} episodes)")
@@ -385,7 +385,7 @@ def efficiency_table(suite: dict[str, Any]) -> str:
             final = statistics.mean(data["final_returns"])
             wall = statistics.median(data["wall_seconds"]) / 60
             cpu = [x for x in data["cpu_seconds"] if x is not None]
-            cells = [task, f"{row} ({len(data['seeds'])} seeds)", f"{final:.1f}",
+            cells = [task, f"{row} ({seeds_text(len(data['seeds']))})", f"{final:.1f}",
                      f"{final / baseline:.2f}" if baseline else "", f"{wall:.1f}",
                      f"{statistics.median(cpu) / 60:.1f}" if cpu else "", f"{final / wall:.0f}",
                      ", ".join(sorted(set(data["cpu_kinds"])))]
@@ -411,6 +411,10 @@ def speed_cell(row: str, data: dict[str, Any]) -> str:
     return f"{row} " + ", ".join(named) + timed
 
 
+def seeds_text(count: int) -> str:
+    return f"{count} seed" + ("" if count == 1 else "s")
+
+
 def markdown_table(suite: dict[str, Any]) -> str:
     """The README's table: mean ± std of the final return over seeds, and median env steps/s per row and kind of
     CPU, per task and row."""
@@ -427,8 +431,8 @@ def markdown_table(suite: dict[str, Any]) -> str:
                 cells.append("not run yet")
                 continue
             finals = data["final_returns"]
-            spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
-            cells.append(f"{statistics.mean(finals):.1f} ± {spread:.1f} ({len(finals)} seeds)")
+            spread = f" ± {statistics.stdev(finals):.1f}" if len(finals) > 1 else ""  # no spread from one seed
+            cells.append(f"{statistics.mean(finals):.1f}{spread} ({seeds_text(len(finals))})")
             speeds.append(speed_cell(row, data))
         lines.append(f"| {task} | {entry['budget'] // 1000}k | " + " | ".join(cells) + " | " + "; ".join(speeds) + " |")
     return "\n".join(lines) + "\n"
