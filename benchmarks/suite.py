@@ -306,6 +306,10 @@ def collect() -> dict[str, Any]:
                 "from a seeded stream; final return = mean of the last evaluation")}
 
 
+def seeds_text(count: int) -> str:
+    return f"{count} seed" + ("" if count == 1 else "s")
+
+
 def plot(suite: dict[str, Any]) -> None:
     import matplotlib
 
@@ -409,10 +413,6 @@ def speed_cell(row: str, data: dict[str, Any]) -> str:
     by_cpu = speeds_by_cpu(data)
     named = [f"{rate:.0f}" + ("" if kind == "unrecorded" else f" on {kind}") for kind, rate in by_cpu.items()]
     return f"{row} " + ", ".join(named) + timed
-
-
-def seeds_text(count: int) -> str:
-    return f"{count} seed" + ("" if count == 1 else "s")
 
 
 def markdown_table(suite: dict[str, Any]) -> str:
