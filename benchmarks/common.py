@@ -44,14 +44,29 @@ def machine_info() -> dict[str, Any]:
 
 
 def cpu_kind(machine: dict[str, Any]) -> str:
-    """A short name for the kind of CPU a result was measured on, for grouping timings: its vector instructions
-    (``cpu_isa``), or ``unrecorded`` for results written before that was kept."""
-    return machine.get("cpu_isa") or "unrecorded"
+    """A short name for the kind of CPU a result was measured on, for grouping timings: its vendor and vector
+    instructions (``cpu_isa``), e.g. ``AMD AVX2`` or ``Intel AVX512``, or ``unrecorded`` for results written
+    before the instructions were kept. The vendor matters: an AVX512 Xeon and an AVX512 EPYC differ in speed."""
+    isa = machine.get("cpu_isa")
+    if not isa:
+        return "unrecorded"
+    name = machine.get("cpu") or ""
+    vendor = next((v for v in ("AMD", "Intel") if v in name), "")
+    return f"{vendor} {isa}".strip()
 
 
 def machines_by_kind(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The machines of ``runs`` (result dicts), one per CPU name and kind, for a report's ``machine`` list."""
-    return {f"{r['machine']['cpu']} {cpu_kind(r['machine'])}": r["machine"] for r in runs}
+    """The machines of ``runs`` (result dicts), keyed by CPU name and kind, for a report's ``machine`` entry."""
+    return {f"{r['machine']['cpu']} ({cpu_kind(r['machine'])})": r["machine"] for r in runs}
+
+
+def newest_commit(runs: list[dict[str, Any]]) -> str | None:
+    """The commit the most recently finished of ``runs`` (result dicts) trained at: a report's ``code_commit``.
+    A report spans runs from several commits; it lists them all beside this one."""
+    if not runs:
+        return None
+    newest = max(runs, key=lambda r: r.get("finished") or "")
+    return newest["code_commit"]["commit"]
 
 
 def load_average() -> list[float]:

@@ -32,7 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, cpu_kind, load_average, machine_info, machines_by_kind, read_metrics
+from common import (
+    claimed,
+    code_commit,
+    cpu_kind,
+    load_average,
+    machine_info,
+    machines_by_kind,
+    newest_commit,
+    read_metrics,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -275,6 +284,7 @@ def collect() -> dict[str, Any]:
     tasks: dict[str, Any] = {}
     commits: set[str] = set()
     machines: dict[str, Any] = {}
+    every_run: list[dict[str, Any]] = []
     for task, spec in TASKS.items():
         rows: dict[str, Any] = {}
         for row in ROWS:
@@ -298,10 +308,11 @@ def collect() -> dict[str, Any]:
                 "settings": runs[0]["settings"],
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
+            every_run.extend(runs)
             machines.update(machines_by_kind(runs))
         tasks[task] = {"budget": spec.budget, "eval_every": spec.eval_every, "rows": rows}
-    return {"benchmark": "suite", "tasks": tasks, "machine": list(machines.values()),
-            "code_commit": sorted(commits), "eval_protocol": (
+    return {"benchmark": "suite", "tasks": tasks, "machine": dict(sorted(machines.items())),
+            "code_commit": newest_commit(every_run), "run_code_commits": sorted(commits), "eval_protocol": (
                 f"deterministic policy, {EVAL_EPISODES} episodes per evaluation, new start states per evaluation "
                 "from a seeded stream; final return = mean of the last evaluation")}
 
@@ -399,8 +410,8 @@ def efficiency_table(suite: dict[str, Any]) -> str:
 
 def speeds_by_cpu(data: dict[str, Any]) -> dict[str, float]:
     """Median env steps per CPU second (wall second where CPU time was not recorded) per kind of CPU: rates from
-    different CPUs are never pooled (one core of the AVX2 machine multiplies at about a third of the AVX512 one's
-    rate)."""
+    different CPUs are never pooled (one core of the AMD AVX2 machine multiplies at about a third of the AVX512
+    ones' rate)."""
     groups: dict[str, list[float]] = {}
     for kind, per_cpu, per_wall in zip(data["cpu_kinds"], data["env_steps_per_cpu_s"], data["env_steps_per_s"],
                                        strict=True):

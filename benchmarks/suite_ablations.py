@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, load_average, machine_info, machines_by_kind, read_metrics
+from common import claimed, code_commit, load_average, machine_info, machines_by_kind, newest_commit, read_metrics
 from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
@@ -297,6 +297,7 @@ def collect(out_dir: Path) -> dict[str, Any]:
     tasks: dict[str, Any] = {}
     commits: set[str] = set()
     machines: dict[str, Any] = {}
+    every_run: list[dict[str, Any]] = []
     for task, ablation in ABLATIONS.items():
         variants: dict[str, Any] = {}
         folder = out_dir / "suite_ablations" / stem(task)
@@ -321,6 +322,7 @@ def collect(out_dir: Path) -> dict[str, Any]:
                 "budgets": sorted({r["budget"] for r in runs}),
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
+            every_run.extend(runs)
             machines.update(machines_by_kind(runs))
         baseline = variants.get("baseline")
         if baseline is not None:
@@ -333,8 +335,8 @@ def collect(out_dir: Path) -> dict[str, Any]:
         budgets = sorted({b for data in variants.values() for b in data["budgets"]}) or [ablation.budget]
         tasks[task] = {"budget": budgets[-1] if len(budgets) == 1 else budgets, "eval_every": TASKS[task].eval_every,
                        "solved_score": SOLVED.get(task), "variants": variants}
-    return {"benchmark": "suite_ablations", "tasks": tasks, "machine": list(machines.values()),
-            "code_commit": sorted(commits), "eval_protocol": (
+    return {"benchmark": "suite_ablations", "tasks": tasks, "machine": dict(sorted(machines.items())),
+            "code_commit": newest_commit(every_run), "run_code_commits": sorted(commits), "eval_protocol": (
                 f"deterministic policy, {EVAL_EPISODES} episodes per evaluation, new start states per evaluation "
                 "from a seeded stream; final return = mean of the last evaluation"),
             "statistics": ("exact two-sided permutation test of the difference of mean final returns against "
