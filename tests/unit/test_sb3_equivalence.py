@@ -106,6 +106,6 @@ def test_td3_update_matches_stable_baselines3() -> None:
         next_q = torch.cat(model.critic_target(batch.next_obs, model.actor_target(batch.next_obs)), dim=1).min(1).values
         sb3_target = batch.reward + (1 - batch.terminated) * GAMMA * next_q
     differences["td_target"] = float((learner.td_target(batch) - sb3_target).abs().max())
-    assert max(differences.values()) < 1e-5, differences
+    assert max(differences.values()) < 1e-6, differences  # 1.5e-7 measured at 1c7a914
     # the weights moved: the comparison is not between two untouched copies
     assert _max_difference(_linears(model.actor.mu), _linears(model.actor_target.mu)) > 1e-4
