@@ -255,6 +255,7 @@ def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
 
     torch.set_num_threads(1)
     load_before = load_average()
+    commit = code_commit()  # at the start: later commits may land while it trains
     cpu_before = cpu_seconds()
     runner: Callable[[], dict[str, Any]] = (
         (lambda: run_sb3(task, row, seed)) if row.startswith("sb3_") else (lambda: run_polyak(task, row, seed))
@@ -266,7 +267,7 @@ def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
         "final_return": result["eval_returns"][-1],
         "env_steps_per_s": round(spec.budget / result["wall_seconds"], 2),
         "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
-        "code_commit": code_commit(), "machine": machine_info(),
+        "code_commit": commit, "machine": machine_info(),
         "load_average": {"before": load_before, "after": load_average()},
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     })

@@ -199,6 +199,7 @@ def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_
 
     torch.set_num_threads(1)
     load_before = load_average()
+    commit, source = code_commit(), polyak_source()  # at the start: commits may land while it trains
     config = config_file(task, "ddpg")
     run_dir = runs_root(out_dir) / stem(task) / f"{variant}_seed_{seed}"
     if run_dir.exists():  # a run cut short in an earlier sitting: start it again
@@ -220,7 +221,7 @@ def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_
         "env_steps_per_s": round(budget / summary["wall_seconds"], 2),
         "settings": {"config": str(config.relative_to(ROOT)), "gin_params": bindings,
                      "variant_bindings": list(VARIANTS[variant].bindings)},
-        "code_commit": code_commit(), "polyak_source": polyak_source(), "machine": machine_info(),
+        "code_commit": commit, "polyak_source": source, "machine": machine_info(),
         "load_average": {"before": load_before, "after": load_average()},
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
