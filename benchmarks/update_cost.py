@@ -2,6 +2,7 @@
 crossq.gin) at several critic widths, on random HalfCheetah-sized batches (17 observations, 6 actions).
 
     OMP_NUM_THREADS=1 python benchmarks/update_cost.py [--threads 1] [--updates 300] [--widths 256 512 1024 2048]
+                                                       [--precision float32|bfloat16]
 
 Prints one JSON line per setting (ms per update, and the ratio to TD3) so the suite's CPU budget can be planned.
 """
@@ -9,6 +10,7 @@ Prints one JSON line per setting (ms per update, and the ratio to TD3) so the su
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -45,8 +47,10 @@ def crossq(width: int) -> tuple[AgentConfig, NetworkConfig, NetworkConfig, Repla
     return agent, actor, critic, ReplayConfig(), 256
 
 
-def cost(setting: tuple[AgentConfig, NetworkConfig, NetworkConfig, ReplayConfig, int], updates: int) -> float:
+def cost(setting: tuple[AgentConfig, NetworkConfig, NetworkConfig, ReplayConfig, int], updates: int,
+         precision: str = "float32") -> float:
     agent_config, actor, critic, replay, batch_size = setting
+    agent_config = dataclasses.replace(agent_config, precision=precision)
     agent = Agent(OBS, ACT, 1, agent_config, actor, critic, NoiseConfig(), np.random.SeedSequence(0), replay)
     generator = torch.Generator().manual_seed(0)
     batches = [Batch(obs=torch.randn(batch_size, OBS, generator=generator),
@@ -68,17 +72,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--widths", type=int, nargs="+", default=[256, 512, 1024, 2048])
+    parser.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                        help="AgentConfig.precision of every setting (x_td3 compares within one precision)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    base = cost(td3(), args.updates)
-    print(json.dumps({"setting": "td3 400-300, batch 100", "ms_per_update": round(base, 2), "x_td3": 1.0}))
-    ms = cost(td7(), args.updates)
+    tag = {"precision": args.precision, "cpu_isa": torch.backends.cpu.get_cpu_capability()}
+    base = cost(td3(), args.updates, args.precision)
+    print(json.dumps({"setting": "td3 400-300, batch 100", "ms_per_update": round(base, 2), "x_td3": 1.0, **tag}))
+    ms = cost(td7(), args.updates, args.precision)
     print(json.dumps({"setting": "td7 256-256 + SALE + LAP loss, batch 256", "ms_per_update": round(ms, 2),
-                      "x_td3": round(ms / base, 2)}))
+                      "x_td3": round(ms / base, 2), **tag}))
     for width in args.widths:
-        ms = cost(crossq(width), max(args.updates // (width // 256), 30))
+        ms = cost(crossq(width), max(args.updates // (width // 256), 30), args.precision)
         print(json.dumps({"setting": f"crossq critic {width}-{width}, actor 256-256, batch 256",
-                          "ms_per_update": round(ms, 2), "x_td3": round(ms / base, 2)}))
+                          "ms_per_update": round(ms, 2), "x_td3": round(ms / base, 2), **tag}))
 
 
 if __name__ == "__main__":
