@@ -9,40 +9,7 @@ import imageio.v3 as iio
 import numpy as np
 
 from tests.smoke.cli_helpers import PENDULUM, polyak
-
-# Written by the test into a module of its own: importing it registers the env, nothing else does.
-ENV_MODULE = '''
-import gymnasium as gym
-import numpy as np
-
-
-class Line(gym.Env):
-    """Walk along a line; episodes last ``length`` steps; the observation holds ``scale``. Frame t is grey at
-    ``10 * scale + t``, so a recording shows which keyword arguments built the env (and no two frames are equal,
-    which GIF writers would merge)."""
-
-    metadata = {"render_modes": ["rgb_array"]}
-    observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
-    action_space = gym.spaces.Box(-3.0, 3.0, (1,), np.float64)
-
-    def __init__(self, length=4, scale=1.0, render_mode=None):
-        self.length, self.scale, self.t, self.render_mode = length, scale, 0, render_mode
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t = 0
-        return np.array([0.0, self.scale]), {}
-
-    def step(self, action):
-        self.t += 1
-        return np.array([float(action[0]), self.scale]), 1.0, False, self.t >= self.length, {}
-
-    def render(self):
-        return np.full((16, 16, 3), int(10 * self.scale) + self.t, dtype=np.uint8)
-
-
-gym.register("CliLine-v0", entry_point=Line)
-'''
+from tests.unit.test_env_ids import ENV_MODULE  # written into a module of the test's own
 
 ARGS = ["--gin-param", "TrainerConfig.env_id='polyak_cli_line_env:CliLine-v0'",
         "--gin-param", "TrainerConfig.env_kwargs={'length': 50, 'scale': 2.0}",
@@ -57,7 +24,7 @@ def eval_scores(run) -> dict[int, float]:
 
 
 def test_module_env_with_kwargs_trains_resumes_tests_records_and_exports(tmp_path, monkeypatch):
-    (tmp_path / "polyak_cli_line_env.py").write_text(ENV_MODULE)
+    (tmp_path / "polyak_cli_line_env.py").write_text(ENV_MODULE.replace("{name}", "CliLine-v0"))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     run = tmp_path / "run"
     first = polyak("train", "--config", PENDULUM, "--run-dir", str(run), *ARGS,

@@ -14,13 +14,16 @@ import numpy as np
 
 
 class Line(gym.Env):
-    """Walk along a line; episodes last ``length`` steps; the observation holds ``scale``."""
+    """Walk along a line; episodes last ``length`` steps; the observation holds ``scale``. Frame t is grey at
+    ``10 * scale + t``, so a recording shows which keyword arguments built the env (and no two frames are equal,
+    which GIF writers would merge)."""
 
+    metadata = {"render_modes": ["rgb_array"]}
     observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
     action_space = gym.spaces.Box(-3.0, 3.0, (1,), np.float64)
 
-    def __init__(self, length=4, scale=1.0):
-        self.length, self.scale, self.t = length, scale, 0
+    def __init__(self, length=4, scale=1.0, render_mode=None):
+        self.length, self.scale, self.t, self.render_mode = length, scale, 0, render_mode
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -30,6 +33,9 @@ class Line(gym.Env):
     def step(self, action):
         self.t += 1
         return np.array([float(action[0]), self.scale]), 1.0, False, self.t >= self.length, {}
+
+    def render(self):
+        return np.full((16, 16, 3), int(10 * self.scale) + self.t, dtype=np.uint8)
 
 
 gym.register("{name}", entry_point=Line)
