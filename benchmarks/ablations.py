@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import machine_info, train_run
+from common import code_commit, load_average, machine_info, train_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -238,7 +238,7 @@ def main() -> None:
             parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         for task in chosen:
             task.variants = [v for v in task.variants if v.name == "baseline" or v.name in args.variants]
-    started = time.perf_counter()
+    started, load_before, commit = time.perf_counter(), load_average(), code_commit()
     temporary = None
     if args.workdir:
         workdir = Path(args.workdir)
@@ -271,6 +271,8 @@ def main() -> None:
                       "reacher": "mean of the last fifth of the 20-arm episode scores"},
         },
         "machine": machine_info(),
+        "code_commit": commit,
+        "load_average": {"before": load_before, "after": load_average()},
         "results": {t.key: summarise(t, runs[t.key]) for t in chosen},
         "failed_runs": sum("error" in r for r in results),
         "total_wall_seconds": round(time.perf_counter() - started, 1),
