@@ -69,6 +69,14 @@ def newest_commit(runs: list[dict[str, Any]]) -> str | None:
     return newest["code_commit"]["commit"]
 
 
+def evaluation_stream(seed: int) -> int:
+    """The evaluation stream of a polyak run with this seed (the trainer's fifth SeedSequence child): a benchmark
+    evaluates another library's run of the same seed on the same start states as polyak's."""
+    import numpy as np
+
+    return int(np.random.SeedSequence(seed).spawn(5)[4].generate_state(1)[0] % 2**31)
+
+
 def load_average() -> list[float]:
     """The 1-, 5- and 15-minute load averages, rounded: benchmarks record them beside timings on a shared CPU."""
     return [round(x, 2) for x in os.getloadavg()]
@@ -107,13 +115,16 @@ def claimed(result: Path) -> Iterator[bool]:
         lock.release()
 
 
-def train_run(config: str, seed: int, run_dir: Path, bindings: list[str], threads: int) -> dict[str, Any]:
-    """Run ``polyak train`` in a subprocess with ``threads`` torch threads; return its summary."""
+def train_run(config: str, seed: int, run_dir: Path, bindings: list[str], threads: int,
+              extra_args: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run ``polyak train`` (with ``extra_args``, e.g. ``--workers 2``) in a subprocess with ``threads`` torch
+    threads; return its summary."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     command = [sys.executable, "-m", "polyak.cli", "train", "--config", config, "--seed", str(seed),
                "--run-dir", str(run_dir)]
     for binding in bindings:
         command += ["--gin-param", binding]
+    command += list(extra_args)
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return json.loads((run_dir / "summary.json").read_text())
 

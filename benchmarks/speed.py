@@ -64,17 +64,16 @@ import gin
 import gymnasium as gym
 import numpy as np
 import torch
-from common import code_commit, load_average, machine_info
+from common import code_commit, evaluation_stream, load_average, machine_info
 from stable_baselines3 import DDPG, TD3
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.evaluation import evaluate_policy
-from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.noise import NormalActionNoise
-from stable_baselines3.common.vec_env import DummyVecEnv
 
 import polyak
 from polyak.agent import Agent
 from polyak.config import AgentConfig, NetworkConfig, NoiseConfig, ReplayConfig
+from polyak.envs import make_env
+from polyak.evaluation import evaluation_seed, run_episodes
 from polyak.ginconf import build_configs_from_gin, parse_gin
 from polyak.replay import Replay
 from polyak.trainer import Trainer
@@ -476,22 +475,28 @@ def part_b(budget: Budget, device: str, extras: bool) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- (c) threshold
 class EvalEveryCallback(BaseCallback):
-    """Every ``every`` steps: ``episodes`` deterministic episodes on ``eval_env`` (reseeded alike each time);
-    stops training at the first mean >= ``threshold``. Records (steps, mean, seconds since ``started``)."""
+    """Every ``every`` steps: ``episodes`` deterministic episodes on ``eval_env``, each evaluation on new start
+    states from the seeded stream ``stream_seed`` (polyak's protocol; the same starts as a polyak run of the same
+    seed); stops training at the first mean >= ``threshold``. Records (steps, mean, seconds since ``started``)."""
 
-    def __init__(self, eval_env: DummyVecEnv, every: int, episodes: int, threshold: float, eval_seed: int,
-                 started: float) -> None:
+    def __init__(self, eval_env: gym.vector.VectorEnv, every: int, episodes: int, threshold: float,
+                 stream_seed: int, started: float) -> None:
         super().__init__()
         self.eval_env, self.every, self.episodes = eval_env, every, episodes
-        self.threshold, self.eval_seed, self.started = threshold, eval_seed, started
+        self.threshold, self.stream_seed, self.started = threshold, stream_seed, started
         self.evals: list[tuple[int, float, float]] = []
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The deterministic action in [-1, 1], as the eval env (rescaled like polyak's) expects."""
+        with torch.no_grad():
+            return self.model.policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True).numpy()
 
     def _on_step(self) -> bool:
         if self.num_timesteps % self.every:
             return True
-        self.eval_env.seed(self.eval_seed)
-        rewards, _ = evaluate_policy(self.model, self.eval_env, n_eval_episodes=self.episodes, deterministic=True,
-                                     return_episode_rewards=True)
+        self.model.policy.set_training_mode(False)
+        rewards = run_episodes(self.eval_env, self.act, self.episodes,
+                               evaluation_seed(self.stream_seed, len(self.evals)))
         score = float(np.mean(rewards))
         self.evals.append((self.num_timesteps, round(score, 2), round(time.perf_counter() - self.started, 2)))
         return score < self.threshold
@@ -512,8 +517,8 @@ def sb3_time_to_threshold(seed: int, cap: int, device: str) -> dict[str, Any]:
                 gamma=ZOO_TD3_PENDULUM["gamma"], train_freq=(1, "episode"), gradient_steps=-1,
                 action_noise=NormalActionNoise(np.zeros(1), ZOO_TD3_PENDULUM["noise_std"] * np.ones(1)),
                 policy_kwargs={"net_arch": [400, 300]}, device=device, seed=seed, verbose=0)
-    eval_env = DummyVecEnv([lambda: Monitor(gym.make("Pendulum-v1"))])
-    callback = EvalEveryCallback(eval_env, 1000, 5, THRESHOLD, eval_seed=10_000 + seed, started=started)
+    eval_env = make_env("Pendulum-v1", 1)
+    callback = EvalEveryCallback(eval_env, 1000, 5, THRESHOLD, stream_seed=evaluation_stream(seed), started=started)
     model.learn(total_timesteps=cap, callback=callback)
     total = time.perf_counter() - started
     eval_env.close()
@@ -580,8 +585,9 @@ def part_c(budget: Budget, device: str, config: Path, seeds: tuple[int, ...]) ->
         "ratio_sb3_time_over_polyak_time": ratio(summary["sb3"]["median_seconds"], summary["polyak"]["median_seconds"]),
         "ratio_note": ratio_bound_note(summary),
         "settings": {
-            "threshold": THRESHOLD, "eval": "every 1,000 env steps, 5 deterministic episodes on a separate env "
-            "reseeded identically for every eval", "step_cap": budget.cap, "seeds": list(seeds),
+            "threshold": THRESHOLD, "eval": "every 1,000 env steps, 5 deterministic episodes on a separate env, "
+            "new start states at every eval from the seeded stream of a polyak run of that seed (both libraries "
+            "see the same starts)", "step_cap": budget.cap, "seeds": list(seeds),
             "order": "alternating per seed (polyak first on even positions)",
             "time": "wall seconds from constructing the model/trainer to the end of the first eval >= threshold; "
                     "unsolved seeds count at their time to the step cap (a lower bound on their true time)",

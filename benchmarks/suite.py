@@ -36,6 +36,7 @@ from common import (
     claimed,
     code_commit,
     cpu_kind,
+    evaluation_stream,
     load_average,
     machine_info,
     machines_by_kind,
@@ -162,13 +163,6 @@ def sb3_crossq_kwargs(task: str) -> dict[str, Any]:
                           "batch_norm_momentum": critic.batch_renorm_momentum,
                           "renorm_warmup_steps": critic.batch_renorm_warmup, "n_critics": agent.n_critics},
     }
-
-
-def evaluation_stream(seed: int) -> int:
-    """The evaluation stream of a polyak run with this seed (the trainer's fifth SeedSequence child)."""
-    import numpy as np
-
-    return int(np.random.SeedSequence(seed).spawn(5)[4].generate_state(1)[0] % 2**31)
 
 
 def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
