@@ -95,11 +95,12 @@ ZOO_SOURCE = ("rl-baselines3-zoo hyperparams/td3.yml, Pendulum-v1 (DLR-RM/rl-bas
               "entry, same values; RaffaeleGalliera/rl-baselines3-zoo@4dc679d Pendulum-v1; "
               "https://huggingface.co/sb3/td3-Pendulum-v1)")
 POLYAK_CONFIG_WHY = ("configs/pendulum_fast.gin: configs/pendulum.gin (DDPG, 1,000 random start steps, 1 update per "
-                     "step) with 64-64 networks and 3-step returns. Chosen before this run on seeds 100-109 with "
-                     "this script's protocol (2-core machine, partly shared): 9/10 seeds reached eval >= -200, "
-                     "median 3,500 steps and ~6 s; 128-128 + 3-step and 64-64 + 1-step were slower (median 8.1 s "
-                     "and 9.4 s on seeds 100-104); configs/pendulum.gin (256-256) takes ~20 s on seeds 0-4. "
-                     "Smaller networks cut the matmul work per update ~12x; n-step returns cut the steps needed.")
+                     "step) with 64-64 networks and 3-step returns. Chosen on seeds 100-109 with this script's "
+                     "protocol before evaluations drew new start states (9/10 reached eval >= -200, median 3,500 "
+                     "steps and ~6 s; 128-128 + 3-step and 64-64 + 1-step were slower: median 8.1 s and 9.4 s on "
+                     "seeds 100-104). Re-measured with new start states per evaluation: 10/10 of seeds 100-109, "
+                     "median 3,000 steps, 5.2 s (benchmarks/results/pendulum_fast_seeds_100_109.json). Smaller "
+                     "networks cut the matmul work per update ~12x; n-step returns cut the steps needed.")
 
 
 # ---------------------------------------------------------------------------------------------- settings
