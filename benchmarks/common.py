@@ -77,6 +77,15 @@ def evaluation_stream(seed: int) -> int:
     return int(np.random.SeedSequence(seed).spawn(5)[4].generate_state(1)[0] % 2**31)
 
 
+def sb3_deterministic_action(model: Any, obs: Any) -> Any:
+    """An SB3 model's deterministic action in [-1, 1] (tanh of the mean for a SAC-style actor), as polyak's
+    rescaled eval envs expect: lets ``polyak.evaluation.run_episodes`` score an SB3 run."""
+    import torch
+
+    with torch.no_grad():
+        return model.policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True).numpy()
+
+
 def load_average() -> list[float]:
     """The 1-, 5- and 15-minute load averages, rounded: benchmarks record them beside timings on a shared CPU."""
     return [round(x, 2) for x in os.getloadavg()]

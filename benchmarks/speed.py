@@ -64,7 +64,7 @@ import gin
 import gymnasium as gym
 import numpy as np
 import torch
-from common import code_commit, evaluation_stream, load_average, machine_info
+from common import code_commit, evaluation_stream, load_average, machine_info, sb3_deterministic_action
 from stable_baselines3 import DDPG, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.noise import NormalActionNoise
@@ -489,8 +489,7 @@ class EvalEveryCallback(BaseCallback):
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """The deterministic action in [-1, 1], as the eval env (rescaled like polyak's) expects."""
-        with torch.no_grad():
-            return self.model.policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True).numpy()
+        return sb3_deterministic_action(self.model, obs)
 
     def _on_step(self) -> bool:
         if self.num_timesteps % self.every:

@@ -42,6 +42,7 @@ from common import (
     machines_by_kind,
     newest_commit,
     read_metrics,
+    sb3_deterministic_action,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,7 +170,6 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
     """SB3's TD3 (``sb3_td3``) or sb3-contrib's CrossQ (``sb3_crossq``), evaluated with polyak's protocol."""
     import gymnasium as gym
     import numpy as np
-    import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
     from polyak.envs import make_env
@@ -203,8 +203,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
     seconds: list[float] = []
 
     def act(obs: np.ndarray) -> np.ndarray:
-        with torch.no_grad():  # the deterministic action in [-1, 1]: tanh of the mean for CrossQ's SAC actor
-            return model.policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True).numpy()
+        return sb3_deterministic_action(model, obs)
 
     class Evaluate(BaseCallback):
         def _on_step(self) -> bool:
