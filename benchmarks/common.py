@@ -69,14 +69,6 @@ def newest_commit(runs: list[dict[str, Any]]) -> str | None:
     return newest["code_commit"]["commit"]
 
 
-def evaluation_stream(seed: int) -> int:
-    """The evaluation stream of a polyak run with this seed (the trainer's fifth SeedSequence child): a benchmark
-    evaluates another library's run of the same seed on the same start states as polyak's."""
-    import numpy as np
-
-    return int(np.random.SeedSequence(seed).spawn(5)[4].generate_state(1)[0] % 2**31)
-
-
 def sb3_deterministic_action(model: Any, obs: Any) -> Any:
     """An SB3 model's deterministic action in [-1, 1] (tanh of the mean for a SAC-style actor), as polyak's
     rescaled eval envs expect: lets ``polyak.evaluation.run_episodes`` score an SB3 run."""

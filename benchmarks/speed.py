@@ -64,7 +64,7 @@ import gin
 import gymnasium as gym
 import numpy as np
 import torch
-from common import code_commit, evaluation_stream, load_average, machine_info, sb3_deterministic_action
+from common import code_commit, load_average, machine_info, sb3_deterministic_action
 from stable_baselines3 import DDPG, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.noise import NormalActionNoise
@@ -76,6 +76,7 @@ from polyak.envs import make_env
 from polyak.evaluation import evaluation_seed, run_episodes
 from polyak.ginconf import build_configs_from_gin, parse_gin
 from polyak.replay import Replay
+from polyak.seeding import run_streams
 from polyak.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -518,7 +519,8 @@ def sb3_time_to_threshold(seed: int, cap: int, device: str) -> dict[str, Any]:
                 action_noise=NormalActionNoise(np.zeros(1), ZOO_TD3_PENDULUM["noise_std"] * np.ones(1)),
                 policy_kwargs={"net_arch": [400, 300]}, device=device, seed=seed, verbose=0)
     eval_env = make_env("Pendulum-v1", 1)
-    callback = EvalEveryCallback(eval_env, 1000, 5, THRESHOLD, stream_seed=evaluation_stream(seed), started=started)
+    callback = EvalEveryCallback(eval_env, 1000, 5, THRESHOLD, stream_seed=run_streams(seed).evaluation_seed,
+                                 started=started)
     model.learn(total_timesteps=cap, callback=callback)
     total = time.perf_counter() - started
     eval_env.close()

@@ -36,7 +36,6 @@ from common import (
     claimed,
     code_commit,
     cpu_kind,
-    evaluation_stream,
     load_average,
     machine_info,
     machines_by_kind,
@@ -175,6 +174,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
     from polyak.envs import make_env
     from polyak.envs.factory import resolve_env_id
     from polyak.evaluation import evaluation_seed, run_episodes
+    from polyak.seeding import run_streams
 
     spec = TASKS[task]
     env = gym.make(resolve_env_id(spec.env_id))
@@ -197,7 +197,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
         model = CrossQ("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **settings)
         library, algorithm, source = "sb3-contrib", "CrossQ (SAC variant)", config_file(task, "crossq")
     eval_env = make_env(spec.env_id, 1)  # actions in [-1, 1], as the actors output them
-    stream = evaluation_stream(seed)
+    stream = run_streams(seed).evaluation_seed  # the start states polyak's run of this seed is evaluated on
     steps: list[int] = []
     returns: list[float] = []
     seconds: list[float] = []

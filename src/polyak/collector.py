@@ -19,6 +19,7 @@ from polyak.envs import final_observations
 from polyak.explorer import Explorer
 from polyak.normalization import ObservationNormalizer
 from polyak.scores import ScoreBoard
+from polyak.seeding import indexed_seed
 
 HISTORY_LIMIT = 100_000  # env.step calls since the last full reset kept for an exact mid-episode resume
 
@@ -41,7 +42,7 @@ class Step:
 
 def reset_seed(env_seed: int, index: int) -> int:
     """The seed of full reset number ``index`` of a collector whose env seed is ``env_seed``."""
-    return int(np.random.SeedSequence(env_seed, spawn_key=(index,)).generate_state(1)[0] % 2**31)
+    return indexed_seed(env_seed, index)
 
 
 class Collector:

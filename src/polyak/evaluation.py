@@ -13,12 +13,14 @@ from collections.abc import Callable
 import numpy as np
 from gymnasium.vector import VectorEnv
 
+from polyak.seeding import indexed_seed
+
 Policy = Callable[[np.ndarray], np.ndarray]
 
 
 def evaluation_seed(stream_seed: int, index: int) -> int:
     """The reset seed of evaluation number ``index`` of the stream ``stream_seed``."""
-    return int(np.random.SeedSequence(stream_seed, spawn_key=(index,)).generate_state(1)[0] % 2**31)
+    return indexed_seed(stream_seed, index)
 
 
 def episode_shares(episodes: int, num_envs: int) -> np.ndarray:

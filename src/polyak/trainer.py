@@ -39,6 +39,7 @@ from polyak.replay import Replay
 from polyak.run_dir import RunDir
 from polyak.schedule import Every
 from polyak.scores import ScoreBoard
+from polyak.seeding import run_streams
 from polyak.spaces import env_spaces
 
 __all__ = ["Summary", "Trainer", "build_agent", "evaluate_and_log", "stop_signals"]
@@ -91,7 +92,7 @@ class Trainer:
         self.run_dir = self.directory.path
         cfg = configs.trainer
         torch.manual_seed(cfg.seed)
-        env_seq, agent_seq, explore_seq, sampler_seq, eval_seq = np.random.SeedSequence(cfg.seed).spawn(5)
+        streams = run_streams(cfg.seed)
         env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
         self.obs_dim = int(env.single_observation_space.shape[0])
         self.action_dim = int(env.single_action_space.shape[0])
@@ -100,19 +101,19 @@ class Trainer:
                            if cfg.normalize_observations else None)
         try:
             self.evaluator = (Evaluator(make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs), cfg.eval_episodes,
-                                        int(eval_seq.generate_state(1)[0] % 2**31))
+                                        streams.evaluation_seed)
                               if cfg.eval_interval is not None else None)
-            self.agent = build_agent(configs, self.obs_dim, self.action_dim, agent_seq)
+            self.agent = build_agent(configs, self.obs_dim, self.action_dim, streams.agent)
         except BaseException:
             env.close()
             raise
         self.learner, self.explorer = self.agent.learner, self.agent.explorer
         self.replay = Replay(configs.replay, configs.agent.gamma, cfg.num_envs, self.obs_dim, self.action_dim,
-                             np.random.default_rng(sampler_seq), max_priority_reset=configs.agent.hard_target_every)
+                             np.random.default_rng(streams.sampler), max_priority_reset=configs.agent.hard_target_every)
         self.collector = Collector(
             env, self.explorer, self._store, ScoreBoard(cfg.num_envs, cfg.solve_window, cfg.score_mean_over_envs),
-            env_seed=int(env_seq.generate_state(1)[0] % 2**31), random_steps=cfg.start_steps,
-            random_rng=np.random.default_rng(explore_seq), normalizer=self.normalizer,
+            env_seed=streams.env_seed, random_steps=cfg.start_steps,
+            random_rng=np.random.default_rng(streams.exploration), normalizer=self.normalizer,
             on_restart=self.replay.assembler.clear,  # resume that abandons episodes drops their windows
         )
         self.progress = Progress(cfg, self.collector.scores)

@@ -35,6 +35,7 @@ from polyak.progress import Progress, Summary
 from polyak.run_dir import RunDir
 from polyak.schedule import Every
 from polyak.scores import ScoreBoard
+from polyak.seeding import run_streams
 from polyak.trainer import build_agent, evaluate_and_log, stop_signals
 from polyak.types import Batch
 
@@ -87,7 +88,7 @@ class ApexTrainer:
         self.run_dir = self.directory.path
         cfg = configs.trainer
         torch.manual_seed(cfg.seed)
-        _, agent_seq, _, _, eval_seq = np.random.SeedSequence(cfg.seed).spawn(5)
+        streams = run_streams(cfg.seed)
         eval_env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
         self.obs_dim = int(eval_env.single_observation_space.shape[0])
         self.action_dim = int(eval_env.single_action_space.shape[0])
@@ -95,8 +96,8 @@ class ApexTrainer:
         if cfg.eval_interval is None:
             eval_env.close()
         else:
-            self.evaluator = Evaluator(eval_env, cfg.eval_episodes, int(eval_seq.generate_state(1)[0] % 2**31))
-        self.agent = build_agent(configs, self.obs_dim, self.action_dim, agent_seq)
+            self.evaluator = Evaluator(eval_env, cfg.eval_episodes, streams.evaluation_seed)
+        self.agent = build_agent(configs, self.obs_dim, self.action_dim, streams.agent)
         self.learner = self.agent.learner
         self.ratio = updates_per_transition(configs, apex)
         # Workers send finished episode scores (already averaged over their envs with score_mean_over_envs).

@@ -22,6 +22,7 @@ from polyak.config import Configs, Device, InitialPriority
 from polyak.envs import make_env
 from polyak.replay import NStepAssembler, Transitions
 from polyak.scores import ScoreBoard
+from polyak.seeding import int_seed
 
 
 def _concat(parts: list[Transitions], obs_dim: int, action_dim: int) -> Transitions:
@@ -54,7 +55,7 @@ class RolloutWorker:
         self.collector = Collector(
             env, self.agent.explorer, self._assemble, ScoreBoard(cfg.num_envs, cfg.solve_window,
                                                                  cfg.score_mean_over_envs),
-            env_seed=int(env_seed.generate_state(1)[0] % 2**31), random_steps=random_steps,
+            env_seed=int_seed(env_seed), random_steps=random_steps,
             random_rng=np.random.default_rng(explore_seed), keep_history=False,
         )
         self.version = -1
