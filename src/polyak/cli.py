@@ -139,8 +139,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     trainer = Trainer(configs, run_dir, gin.operative_config_str())
     if args.resume:
         checkpoint = trainer.restore()
-        if trainer.env_steps >= configs.trainer.max_env_steps:
-            raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, not below "
+        if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
+            raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
                               f"TrainerConfig.max_env_steps = {configs.trainer.max_env_steps}; resume with a larger "
                               "budget, e.g. --gin-param TrainerConfig.max_env_steps=...")
         print(f"polyak: resuming {run_dir} from {checkpoint.name} ({trainer.env_steps} env steps)", flush=True)
