@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyak.errors import ConfigError
+from polyak.seeding import check_seed
 
 if TYPE_CHECKING:
     from polyak.config import Configs
@@ -47,9 +48,8 @@ def train(config: str | Path = "unity_reacher", overrides: Sequence[str] = (), r
         overrides = [overrides]
     bindings = list(overrides)
     if seed is not None:
-        if seed < 0:
-            raise ConfigError(f"seed must be >= 0, got {seed}")
-        bindings.append(f"TrainerConfig.seed = {int(seed)}")
+        seed = check_seed(seed)
+        bindings.append(f"TrainerConfig.seed = {seed}")
     config_file = resolve_config(config)
     try:
         parse_gin(config_file, bindings)

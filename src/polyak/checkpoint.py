@@ -29,7 +29,7 @@ import torch
 from safetensors.numpy import save_file as save_arrays
 from safetensors.torch import save_file
 
-from polyak.errors import CheckpointError
+from polyak.errors import CheckpointError, not_a_directory
 from polyak.replay.storage import LoadedRows, StoredRows
 from polyak.safe_files import inside, load_arrays, load_tensors, read_json, require_finite, write_error
 
@@ -326,7 +326,7 @@ def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     reached through symlinks must stay inside the checkpoints directory.
     """
     if not path.is_dir():
-        raise CheckpointError(f"checkpoint {path} does not exist")
+        raise CheckpointError(f"checkpoint {path} {not_a_directory(path)}")
     root = path.parent
     if not (path / META_FILE).exists() and not (path / META_FILE).is_symlink():
         raise CheckpointError(f"checkpoint {path} has no {META_FILE}")

@@ -23,7 +23,8 @@ class Checkpointer:
         if broken is not None:
             raise PolyakError(
                 f"training diverged: the {broken} has NaN or Inf parameters at env step {env_steps}; "
-                "no checkpoint was written (the newest one in checkpoints/ is the last good state)"
+                "no checkpoint was written (the newest one in checkpoints/, if the run saved one before, is the last "
+                "good state)"
             )
         directory = self.run_dir.checkpoints
         try:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 import gin
 
 from polyak import __version__
-from polyak.errors import ConfigError, PolyakError
+from polyak.errors import ConfigError, PolyakError, not_a_directory
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin, resolve_config
 from polyak.run_dir import RunDir, unique_path
+from polyak.seeding import check_seed
 
 if TYPE_CHECKING:
     from polyak.config import ApexConfig, Configs
@@ -87,8 +88,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         config_file = resolve_config(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
         if args.seed is not None:
-            if args.seed < 0:
-                raise ConfigError(f"--seed must be >= 0, got {args.seed}")
+            check_seed(args.seed, "--seed")
             bindings.append(f"TrainerConfig.seed = {args.seed}")
     if args.resume:  # the run's config.json (gin never parses a run's file), then the user's own bindings
         from polyak.config_json import with_bindings
@@ -139,6 +139,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     trainer = Trainer(configs, run_dir, gin.operative_config_str())
     if args.resume:
         checkpoint = trainer.restore()
+        if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
+            raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
+                              f"TrainerConfig.max_env_steps = {configs.trainer.max_env_steps}; resume with a larger "
+                              "budget, e.g. --gin-param TrainerConfig.max_env_steps=...")
         print(f"polyak: resuming {run_dir} from {checkpoint.name} ({trainer.env_steps} env steps)", flush=True)
     else:
         print(f"polyak: training {configs.trainer.env_id} into {run_dir}", flush=True)
@@ -158,8 +162,9 @@ def _report(summary: Summary, configs: Configs, run_dir: Path, resumable: bool) 
     else:
         status = f"best {window}-episode mean {summary.best_window_mean:.2f}"
     final_eval = "" if summary.final_eval is None else f", final eval {summary.final_eval:.2f}"
+    episodes = f"{summary.episodes} episode{'' if summary.episodes == 1 else 's'}"
     print(
-        f"polyak: done: {summary.env_steps} env steps, {summary.episodes} episodes, {status}{final_eval}; "
+        f"polyak: done: {summary.env_steps} env steps, {episodes}, {status}{final_eval}; "
         f"wrote {RunDir(run_dir).summary}"
     )
     return 0
@@ -180,6 +185,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
     if args.episodes is not None and args.episodes < 1:
         raise ConfigError(f"--episodes must be >= 1, got {args.episodes}")
+    check_seed(args.seed, "--seed")
     run = _run_arg(args)
     policy = load_policy(run, args.checkpoint, args.device)
     source = run or "the pretrained agent"
@@ -193,8 +199,11 @@ def cmd_record(args: argparse.Namespace) -> int:
     from polyak.playback import load_policy
     from polyak.record import record_episode
 
-    if args.steps < 1 or args.every < 1 or args.fps <= 0:
+    if args.steps < 1 or args.every < 1 or not 0 < args.fps < float("inf"):
         raise ConfigError("--steps and --every must be >= 1 and --fps > 0")
+    if args.width < 1 or args.height < 1:
+        raise ConfigError(f"--width and --height must be >= 1 pixel, got {args.width} x {args.height}")
+    check_seed(args.seed, "--seed")
     policy = load_policy(_run_arg(args), args.checkpoint, "cpu")
     frames = record_episode(policy, Path(args.out), steps=args.steps, every=args.every, fps=args.fps,
                             seed=args.seed, width=args.width, height=args.height)
@@ -208,7 +217,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     run_dirs = [Path(d) for d in args.run_dirs]
     for run_dir in run_dirs:
         if not run_dir.is_dir():
-            raise ConfigError(f"run directory {run_dir} does not exist")
+            raise ConfigError(f"run directory {run_dir} {not_a_directory(run_dir)}")
     threshold = args.threshold if args.threshold is not None else RunDir(run_dirs[0]).solve_score()
     out = plot_runs(run_dirs, Path(args.out), threshold, args.title)
     print(f"wrote {out}")
@@ -256,7 +265,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     run = _run_arg(args, required=True)
     formats = ("safetensors", "onnx") if args.format == "onnx" else ("safetensors",)
-    out = export_policy(Path(run), Path(args.out), args.checkpoint, formats)
+    out = export_policy(Path(run), Path(args.out), args.checkpoint, formats, overwrite=args.overwrite)
     print(f"exported the actor of {run} to {out} (model card: {out / 'README.md'})")
     return 0
 
@@ -334,7 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="save a run's actor alone (safetensors + config) for sharing")
     _add_run(export, "run directory to export")
-    export.add_argument("--out", required=True, help="directory to write (a new one, not inside the run)")
+    export.add_argument("--out", required=True, help="directory to write (a new or empty one, not inside the run)")
+    export.add_argument("--overwrite", action="store_true", help="replace an earlier export in --out")
     export.add_argument("--format", choices=("safetensors", "onnx"), default="safetensors",
                         help="onnx: also write policy.onnx (needs polyak[onnx])")
     export.set_defaults(handler=cmd_export)
@@ -375,10 +385,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader of our output went away (`polyak configs | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
         return EXIT_BROKEN_PIPE
-    except OSError as error:  # disk full, file too large, read-only, permission: a file the run needed failed
+    except OSError as error:  # disk full, file too large, read-only, permission: a file the command needed failed
         where = f" {error.filename}:" if error.filename else ""
-        print(f"polyak: error: file system error:{where} {error.strerror or error}; complete checkpoints are "
-              "never overwritten, so a run continues from its newest one with polyak train --resume", file=sys.stderr)
+        hint = ("; complete checkpoints are never overwritten, so a run continues from its newest one with "
+                "polyak train --resume") if args.command == "train" else ""
+        print(f"polyak: error: file system error:{where} {error.strerror or error}{hint}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("polyak: interrupted", file=sys.stderr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import types
 import typing
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 import gin
 
 from polyak.errors import ConfigError
+from polyak.seeding import MAX_SEED
 
 
 class Activation(str, enum.Enum):
@@ -104,7 +106,7 @@ def _matches(value: Any, annotation: Any) -> bool:
     if origin is dict:
         return isinstance(value, dict) and all(isinstance(k, str) for k in value)
     if annotation is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if annotation is int:
         return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
@@ -128,6 +130,8 @@ def _describe(annotation: Any) -> str:
         return f"a tuple of {inner}"
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return "one of " + ", ".join(repr(m.value) for m in annotation)
+    if annotation is float:
+        return "a finite number"
     return getattr(annotation, "__name__", str(annotation))
 
 
@@ -506,7 +510,7 @@ class TrainerConfig(_Validated):
         self._require(self.wandb_project is None or bool(self.wandb_project.strip()), "wandb_project",
                       "a non-empty W&B project name or None")
         self._require(self.num_envs >= 1, "num_envs", ">= 1")
-        self._require(self.seed >= 0, "seed", ">= 0")
+        self._require(0 <= self.seed <= MAX_SEED, "seed", "from 0 to 2**63 - 1")
         self._require(self.max_env_steps >= 1, "max_env_steps", ">= 1")
         self._require(self.max_episodes is None or self.max_episodes >= 1, "max_episodes", ">= 1 or None")
         self._require(self.start_steps >= 0, "start_steps", ">= 0")

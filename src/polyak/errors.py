@@ -1,5 +1,7 @@
 """Errors a user can cause; the CLI turns each into one line on stderr and a non-zero exit."""
 
+from pathlib import Path
+
 
 class PolyakError(Exception):
     """Base class: the message is shown to the user as is."""
@@ -15,3 +17,8 @@ class EnvError(PolyakError):
 
 class CheckpointError(PolyakError):
     """A checkpoint or run directory is missing, damaged or does not match the config."""
+
+
+def not_a_directory(path: Path) -> str:
+    """Why ``path`` cannot be used as a directory, for an error message: it is a file or it does not exist."""
+    return "is a file, not a directory" if path.exists() else "does not exist"

@@ -27,10 +27,18 @@ from polyak.run_dir import RunDir
 FORMATS = ("safetensors", "onnx")
 ONNX_FILE = "policy.onnx"
 CARD_FILE = "README.md"
+EXPORT_FILES = frozenset({ACTOR_FILE, "config.json", "config.gin", INFO_FILE, CARD_FILE, ONNX_FILE})
 
 
-def _check_out(run: RunDir, out_dir: Path) -> None:
-    """Refuse a destination that is the run itself, inside it, or another run: nothing is written then."""
+def _is_export(directory: Path) -> bool:
+    """Whether ``directory`` holds an earlier export and nothing else."""
+    names = {entry.name for entry in directory.iterdir()}
+    return ACTOR_FILE in names and INFO_FILE in names and names <= EXPORT_FILES
+
+
+def _check_out(run: RunDir, out_dir: Path, overwrite: bool) -> None:
+    """Refuse a destination that is the run itself, inside it, another run, a directory holding other files, or
+    an earlier export unless ``overwrite``: nothing is written then."""
     source, target = run.path.resolve(), out_dir.resolve()
     if target == source or source in target.parents:
         raise ConfigError(f"--out {out_dir} is inside the run {run.path}; export to a directory of its own")
@@ -40,18 +48,27 @@ def _check_out(run: RunDir, out_dir: Path) -> None:
         raise ConfigError(f"--out {out_dir} is a file, not a directory")
     if RunDir(out_dir).holds_a_run() or RunDir(out_dir).metrics.exists():
         raise ConfigError(f"--out {out_dir} holds a training run; export to a directory of its own")
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    if not _is_export(out_dir):
+        raise ConfigError(f"--out {out_dir} is not empty and is not an earlier export; export to a new directory")
+    if not overwrite:
+        raise ConfigError(f"--out {out_dir} holds an earlier export; add --overwrite to replace it")
 
 
 def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
-                  formats: tuple[str, ...] = ("safetensors",)) -> Path:
-    """Write a run's actor (by default from its best checkpoint) and everything needed to use and share it."""
+                  formats: tuple[str, ...] = ("safetensors",), overwrite: bool = False) -> Path:
+    """Write a run's actor (by default from its best checkpoint) and everything needed to use and share it.
+
+    ``out_dir`` must be new or empty, or hold an earlier export and ``overwrite`` be set (its files are replaced,
+    a ``policy.onnx`` left from an ONNX export removed when this export writes none)."""
     from polyak.model_card import model_card
 
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {unknown[0]!r}")
     run = RunDir(run_dir).require()
-    _check_out(run, out_dir)
+    _check_out(run, out_dir, overwrite)
     checkpoint_path = resolve_checkpoint(run, checkpoint)
     policy, actor_key = load_run_policy(run.path, checkpoint_path, "cpu")  # what evaluation ran (TD7: checkpoint)
     if "onnx" in formats:
@@ -81,5 +98,7 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
         from polyak.onnx_export import export_onnx
 
         export_onnx(policy, out_dir / ONNX_FILE)
+    else:
+        (out_dir / ONNX_FILE).unlink(missing_ok=True)  # an earlier export's, which no longer matches the actor
     (out_dir / CARD_FILE).write_text(model_card(configs, info, out_dir.name, onnx="onnx" in formats))
     return out_dir

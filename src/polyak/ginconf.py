@@ -49,6 +49,8 @@ def resolve_config(name: str | Path) -> Path:
     path = Path(name)
     if path.is_file():
         return path
+    if path.is_dir():
+        raise ConfigError(f"config {name} is a directory; give a .gin file or a shipped config's name")
     text = str(name).removesuffix(".gin")
     shipped = shipped_configs()
     if text in shipped:

@@ -11,7 +11,7 @@ import torch
 
 from polyak.checkpoint import META_FILE, describe_mismatch, load_checkpoint
 from polyak.config import Configs
-from polyak.errors import CheckpointError, ConfigError
+from polyak.errors import CheckpointError, ConfigError, not_a_directory
 from polyak.evaluation import run_episodes
 from polyak.learner import build_actor, evaluation_actor_key
 from polyak.networks import Actor
@@ -102,7 +102,8 @@ def resolve_checkpoint(run: RunDir, checkpoint: str | Path | None) -> Path:
     if not path.exists() and (run.checkpoints / name).exists():
         path = run.checkpoints / name
     if not is_checkpoint(path):
-        raise CheckpointError(f"checkpoint {name} does not exist (give 'best', 'newest' or a checkpoint directory)")
+        why = "is not a checkpoint" if path.is_dir() else not_a_directory(path)
+        raise CheckpointError(f"checkpoint {name} {why} (give 'best', 'newest' or a checkpoint directory)")
     return path
 
 
@@ -176,8 +177,9 @@ def load_policy(source: str | Path | None, checkpoint: str | Path | None = None,
     if source is None:
         return load_policy_from_dir(pretrained_dir(), device)
     path = Path(source)
-    if not path.exists():
-        raise CheckpointError(f"{path} does not exist (give a run directory, a checkpoint or an exported agent)")
+    if not path.is_dir():
+        raise CheckpointError(f"{path} {not_a_directory(path)} (give a run directory, a checkpoint or an exported "
+                              "agent)")
     if (path / ACTOR_FILE).is_file():
         return load_policy_from_dir(path, device)
     if is_checkpoint(path) and checkpoint is None:  # <run>/checkpoints/<name>

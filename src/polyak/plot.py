@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from polyak.errors import PolyakError
+from polyak.errors import ConfigError, PolyakError
 from polyak.run_dir import RunDir
 
 _SEED_LINE = re.compile(r"^TrainerConfig\.(seed|run_name|runs_root|progress_bar)\s*=.*$", re.MULTILINE)
@@ -142,6 +142,22 @@ def _plot_evaluations(axis, members: list[RunCurve], colour: str, label: str) ->
             _mean_band(axis, np.array(common), ys, colour, f"{label}: evaluation mean ± std over seeds")
 
 
+def _image_path(out: Path) -> Path:
+    """``out`` as the file matplotlib will write: ``.png`` added when it has no suffix; a directory or a format
+    matplotlib cannot write is refused before any run is read."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a directory; give a file name such as {out / 'curves.png'}")
+    if not out.suffix:
+        return out.with_name(out.name + ".png")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if out.suffix[1:].lower() not in formats:
+        raise ConfigError(f"--out must end in one of {', '.join('.' + f for f in sorted(formats))}, "
+                          f"got {out.name!r}")
+    return out
+
+
 def plot_runs(run_dirs: list[Path], out: Path, threshold: float | None = None, title: str | None = None,
               warn: Callable[[str], None] = _warn) -> Path:
     """One PNG: thin per-episode scores, thick window means, a mean ± std band per group of seeds; beside it
@@ -152,6 +168,7 @@ def plot_runs(run_dirs: list[Path], out: Path, threshold: float | None = None, t
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    out = _image_path(out)
     groups, warnings = group_runs([read_run(d) for d in run_dirs])
     for text in warnings:
         warn(text)

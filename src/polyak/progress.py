@@ -111,5 +111,6 @@ def check_finite(losses: dict[str, float], env_steps: int) -> None:
     if bad:
         raise PolyakError(
             f"training diverged at env step {env_steps}: {' and '.join(bad)} became NaN or Inf; "
-            "the newest checkpoint in checkpoints/ is the last good state"
+            "no checkpoint is written from a diverged learner, so the newest one in checkpoints/, if the run saved "
+            "one before, is the last good state"
         )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyak.checkpoint import complete_checkpoints
-from polyak.errors import CheckpointError, PolyakError
+from polyak.errors import CheckpointError, PolyakError, not_a_directory
 
 if TYPE_CHECKING:
     from polyak.config import Configs
@@ -90,7 +90,7 @@ class RunDir:
     def require(self) -> RunDir:
         """This directory, if it exists and holds a polyak run (its config); else a CheckpointError."""
         if not self.path.is_dir():
-            raise CheckpointError(f"run directory {self.path} does not exist")
+            raise CheckpointError(f"run directory {self.path} {not_a_directory(self.path)}")
         if not self.config_json.is_file() and not self.config_gin.is_file():
             raise CheckpointError(f"{self.path} is not a polyak run directory (no config.json)")
         return self

@@ -12,6 +12,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from polyak.errors import ConfigError
+
+MAX_SEED = 2**63 - 1
+"""The largest run seed: ``torch.manual_seed`` takes the seed as a 64-bit integer."""
+
+
+def check_seed(seed: object, name: str = "seed") -> int:
+    """``seed`` as an int if it is a whole number in [0, MAX_SEED]; a ConfigError naming ``name`` otherwise."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"{name} must be a whole number from 0 to 2**63 - 1, got {seed!r}")
+    return int(seed)
+
 
 def int_seed(sequence: np.random.SeedSequence) -> int:
     """A 31-bit integer seed drawn from ``sequence`` (what gymnasium's ``reset(seed=...)`` takes)."""

@@ -115,7 +115,13 @@ CASES = [
     ("unknown subcommand", lambda t, r: ["fly"], "invalid choice: 'fly'"),
     ("no subcommand", lambda t, r: [], "the following arguments are required"),
     ("seed not a number", lambda t, r: ["train", "--seed", "abc"], "invalid int value: 'abc'"),
-    ("negative seed", lambda t, r: ["train", *TINY, "--seed", "-3"], "--seed must be >= 0"),
+    ("negative seed", lambda t, r: ["train", *TINY, "--seed", "-3"], "--seed must be a whole number from 0"),
+    ("seed too large", lambda t, r: ["train", *TINY, "--seed", str(2**64)], "--seed must be a whole number from 0"),
+    ("test: negative seed", lambda t, r: ["test", str(r), "--seed", "-1"], "--seed must be a whole number from 0"),
+    ("record: negative seed", lambda t, r: ["record", str(r), "--out", str(t / "a.gif"), "--seed", "-1"],
+     "--seed must be a whole number from 0"),
+    ("record: zero width", lambda t, r: ["record", str(r), "--out", str(t / "a.gif"), "--width", "0"],
+     "--width and --height must be >= 1 pixel, got 0 x 360"),
     ("unknown option", lambda t, r: ["train", "--lr", "3"], "unrecognized arguments: --lr 3"),
     ("test: zero episodes", lambda t, r: ["test", str(r), "--episodes", "0"], "--episodes must be >= 1"),
     ("record: bad format", lambda t, r: ["record", "--run-dir", str(r), "--out", str(t / "a.avi")],
@@ -123,6 +129,13 @@ CASES = [
     ("record: no --out", lambda t, r: ["record"], "the following arguments are required: --out"),
     ("record: zero steps", lambda t, r: ["record", "--out", str(t / "a.gif"), "--steps", "0"], "--steps"),
     ("plot: missing run", lambda t, r: ["plot", str(t / "nope"), "--out", str(t / "p.png")], "does not exist"),
+    ("plot: unknown format", lambda t, r: ["plot", str(r), "--out", str(t / "p.txt")],
+     "--out must end in one of .avif, .eps"),
+    ("plot: out is a directory", lambda t, r: ["plot", str(r), "--out", str(t)], "is a directory; give a file name"),
+    ("resume: a file", lambda t, r: ["train", "--resume", str(r / "config.json")], "is a file, not a directory"),
+    ("resume: budget spent", lambda t, r: ["train", "--resume", str(r), "--gin-param",
+                                           "TrainerConfig.max_env_steps=100"],
+     "is already at 400 env steps, past TrainerConfig.max_env_steps = 100"),
     ("resume with --seed", lambda t, r: ["train", "--resume", str(r), "--seed", "1"], "do not combine it"),
     ("resume: missing dir", lambda t, r: ["train", "--resume", str(t / "nope")], "does not exist"),
     ("resume: not a run", lambda t, r: ["train", "--resume", _no_config(t)], "no config.json"),
@@ -132,6 +145,7 @@ CASES = [
      "cannot write run directory"),
     # gin files and bindings
     ("missing config file", lambda t, r: ["train", "--config", str(t / "nope.gin")], "nope.gin does not exist"),
+    ("config is a directory", lambda t, r: ["train", "--config", str(t)], "is a directory; give a .gin file"),
     ("garbage config file", lambda t, r: ["train", "--config", _gin_file(t, "this is not gin\n")],
      "invalid gin config"),
     ("unknown parameter", _binding("TrainerConfig.learning_rate = 3"),
@@ -155,6 +169,7 @@ CASES = [
     ("min size above capacity", _binding("ReplayConfig.capacity = 10"), "ReplayConfig.min_size must be in"),
     ("zero envs", _binding("TrainerConfig.num_envs = 0"), "TrainerConfig.num_envs must be >= 1"),
     ("negative lr", _binding("actor/NetworkConfig.lr = -1e-3"), "NetworkConfig.lr must be > 0"),
+    ("infinite lr", _binding("critic/NetworkConfig.lr = 1e400"), "NetworkConfig.lr must be a finite number, got inf"),
     ("unknown activation", _binding("NetworkConfig.activation = 'gelu'"), "activation must be one of"),
     ("unknown noise", _binding("NoiseConfig.kind = 'pink'"), "NoiseConfig.kind must be one of"),
     ("unknown schedule", _binding("NoiseConfig.epsilon_schedule = 'cosine'"), "epsilon_schedule must be one of"),
@@ -175,6 +190,9 @@ CASES = [
     ("test: no checkpoint", lambda t, r: ["test", _no_checkpoint(t, r)], "has no complete checkpoint"),
     ("test: missing checkpoint path", lambda t, r: ["test", str(r), "--checkpoint", str(t / "ckpt")],
      "does not exist"),
+    ("test: a file", lambda t, r: ["test", str(r / "config.json")], "is a file, not a directory"),
+    ("test: checkpoint not a checkpoint", lambda t, r: ["test", str(r), "--checkpoint", str(r / "checkpoints")],
+     "is not a checkpoint"),
     ("test: truncated tensors", lambda t, r: ["test", _truncate(r)], "is damaged"),
     ("test: corrupted tensors", lambda t, r: ["test", _damage(r, "state.safetensors", b"\x00" * 64)], "is damaged"),
     ("test: corrupted json", lambda t, r: ["test", _damage(r, "state.json", "{oops")],
@@ -189,7 +207,18 @@ CASES = [
      "does not match the actor config: backbone.0.linear.bias has shape (16,) in the checkpoint"),
     ("resume: other env", lambda t, r: ["train", "--resume", _other_env(r)], "was written for env_id='Pendulum-v1'"),
     ("export: damaged actor", lambda t, r: ["test", _damage_exported(t, r)], "is damaged"),
+    ("export: into a user's directory", lambda t, r: ["export", str(r), "--out", _notes_dir(t)],
+     "is not empty and is not an earlier export"),
+    ("export: over an earlier export", lambda t, r: ["export", str(r), "--out", str(_exported(r, t))],
+     "holds an earlier export; add --overwrite"),
 ]
+
+
+def _notes_dir(tmp_path):
+    directory = tmp_path / "project"
+    directory.mkdir()
+    (directory / "README.md").write_text("my notes\n")
+    return str(directory)
 
 
 def _damage_exported(tmp_path, run):
@@ -218,6 +247,26 @@ def test_bad_input_gives_one_clear_line(tmp_path, damaged_run, capsys, name, bui
     assert len(lines) == 1, err
     assert lines[0].startswith("polyak: error: "), lines[0]
     assert message in lines[0], lines[0]
+
+
+def test_export_keeps_a_users_files_and_overwrite_replaces_only_an_export(finished_run, tmp_path, capsys):
+    project = _notes_dir(tmp_path)
+    assert main(["export", str(finished_run), "--out", project, "--overwrite"]) == 2
+    assert [p.name for p in (tmp_path / "project").iterdir()] == ["README.md"]
+    assert (tmp_path / "project" / "README.md").read_text() == "my notes\n"
+    exported = _exported(finished_run, tmp_path)
+    (exported / "policy.onnx").write_bytes(b"an older export's ONNX file")
+    assert main(["export", str(finished_run), "--out", str(exported), "--overwrite"]) == 0
+    assert not (exported / "policy.onnx").exists()  # it no longer matched the re-exported actor
+    assert main(["test", str(exported)]) == 0
+
+
+def test_a_file_system_error_outside_training_does_not_suggest_resuming(finished_run, tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    assert main(["export", str(finished_run), "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("polyak: error: file system error:") and "--resume" not in err, err
 
 
 def test_there_are_at_least_40_distinct_cases():

@@ -9,10 +9,22 @@ import numpy as np
 import pytest
 
 from polyak.collector import reset_seed
+from polyak.errors import ConfigError
 from polyak.evaluation import evaluation_seed
 from polyak.ginconf import build_configs_from_gin, parse_gin
-from polyak.seeding import indexed_seed, int_seed, run_streams
+from polyak.seeding import MAX_SEED, check_seed, indexed_seed, int_seed, run_streams
 from polyak.trainer import Trainer
+
+
+@pytest.mark.parametrize("seed", [0, 7, np.int64(3), MAX_SEED])
+def test_check_seed_takes_whole_numbers_from_zero_to_max(seed: int) -> None:
+    assert check_seed(seed) == int(seed) and type(check_seed(seed)) is int
+
+
+@pytest.mark.parametrize("seed", [-1, MAX_SEED + 1, 1.5, 2.0, True, "3", None])
+def test_check_seed_refuses_the_rest_naming_the_argument(seed: object) -> None:
+    with pytest.raises(ConfigError, match=r"^--seed must be a whole number from 0 to 2\*\*63 - 1, got "):
+        check_seed(seed, "--seed")
 
 
 def test_streams_are_the_seed_sequence_children_in_the_trainers_order() -> None:
