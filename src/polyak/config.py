@@ -17,7 +17,7 @@ from typing import Any
 import gin
 
 from polyak.errors import ConfigError
-from polyak.seeding import MAX_SEED
+from polyak.seeding import MAX_SEED, SEED_RANGE
 
 
 class Activation(str, enum.Enum):
@@ -510,7 +510,7 @@ class TrainerConfig(_Validated):
         self._require(self.wandb_project is None or bool(self.wandb_project.strip()), "wandb_project",
                       "a non-empty W&B project name or None")
         self._require(self.num_envs >= 1, "num_envs", ">= 1")
-        self._require(0 <= self.seed <= MAX_SEED, "seed", "from 0 to 2**63 - 1")
+        self._require(0 <= self.seed <= MAX_SEED, "seed", SEED_RANGE)
         self._require(self.max_env_steps >= 1, "max_env_steps", ">= 1")
         self._require(self.max_episodes is None or self.max_episodes >= 1, "max_episodes", ">= 1 or None")
         self._require(self.start_steps >= 0, "start_steps", ">= 0")

@@ -27,13 +27,14 @@ from polyak.run_dir import RunDir
 FORMATS = ("safetensors", "onnx")
 ONNX_FILE = "policy.onnx"
 CARD_FILE = "README.md"
-EXPORT_FILES = frozenset({ACTOR_FILE, "config.json", "config.gin", INFO_FILE, CARD_FILE, ONNX_FILE})
 
 
 def _is_export(directory: Path) -> bool:
     """Whether ``directory`` holds an earlier export and nothing else."""
     names = {entry.name for entry in directory.iterdir()}
-    return ACTOR_FILE in names and INFO_FILE in names and names <= EXPORT_FILES
+    configs = RunDir(directory)
+    written = {ACTOR_FILE, INFO_FILE, CARD_FILE, ONNX_FILE, configs.config_json.name, configs.config_gin.name}
+    return ACTOR_FILE in names and INFO_FILE in names and names <= written
 
 
 def _check_out(run: RunDir, out_dir: Path, overwrite: bool) -> None:

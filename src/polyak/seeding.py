@@ -16,12 +16,13 @@ from polyak.errors import ConfigError
 
 MAX_SEED = 2**63 - 1
 """The largest run seed: ``torch.manual_seed`` takes the seed as a 64-bit integer."""
+SEED_RANGE = "from 0 to 2**63 - 1"
 
 
 def check_seed(seed: object, name: str = "seed") -> int:
     """``seed`` as an int if it is a whole number in [0, MAX_SEED]; a ConfigError naming ``name`` otherwise."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed <= MAX_SEED:
-        raise ConfigError(f"{name} must be a whole number from 0 to 2**63 - 1, got {seed!r}")
+        raise ConfigError(f"{name} must be a whole number {SEED_RANGE}, got {seed!r}")
     return int(seed)
 
 
