@@ -65,14 +65,19 @@ TASKS: dict[str, Task] = {
     "InvertedPendulum-v5": Task("InvertedPendulum-v5", 20_000, 1_000, "invertedpendulum"),
     "HalfCheetah-v5": Task("HalfCheetah-v5", 100_000, 5_000, "halfcheetah"),
     "Hopper-v5": Task("Hopper-v5", 100_000, 5_000, "hopper"),
+    "Walker2d-v5": Task("Walker2d-v5", 100_000, 5_000, "walker2d"),
+    "Ant-v5": Task("Ant-v5", 100_000, 5_000, "ant"),
+    "Humanoid-v5": Task("Humanoid-v5", 100_000, 5_000, "humanoid"),
     "HopperBulletEnv-v0": Task("pybullet_envs_gymnasium:HopperBulletEnv-v0", 100_000, 5_000, "hopperbullet"),
 }
 ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_ou", "polyak_td7", "polyak_crossq", "sb3_crossq")
 # MountainCar also runs the exploration that solves it (configs/suite/mountaincar_ou.gin: DDPG with OU noise).
 EXPLORATION_ROWS = {"MountainCarContinuous-v0": ("polyak_ou",)}
-# TD7 and CrossQ (the sample-efficiency issue) run on the two MuJoCo locomotion tasks only.
+# TD7 and CrossQ (the sample-efficiency issues) run on the five standard MuJoCo locomotion tasks only.
 SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq")
-SAMPLE_EFFICIENCY_TASKS = ("HalfCheetah-v5", "Hopper-v5")
+SAMPLE_EFFICIENCY_TASKS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5")
+# The five standard tasks run TD3, TD7 and CrossQ only (DDPG stays on the tasks it has).
+FRONTIER_ONLY_TASKS = ("Walker2d-v5", "Ant-v5", "Humanoid-v5")
 
 
 def rows_of(task: str) -> tuple[str, ...]:
@@ -80,7 +85,8 @@ def rows_of(task: str) -> tuple[str, ...]:
     MountainCar also its exploration row."""
     exploration = {row for rows in EXPLORATION_ROWS.values() for row in rows}
     return tuple(row for row in ROWS if (row not in SAMPLE_EFFICIENCY_ROWS or task in SAMPLE_EFFICIENCY_TASKS)
-                 and (row not in exploration or row in EXPLORATION_ROWS.get(task, ())))
+                 and (row not in exploration or row in EXPLORATION_ROWS.get(task, ()))
+                 and (row != "polyak_ddpg" or task not in FRONTIER_ONLY_TASKS))
 
 
 def result_path(task: str, row: str, seed: int) -> Path:

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import dataclasses
 import difflib
+import importlib.util  # noqa: F401  gin's `include` calls importlib.util without importing it (gin-config 0.5)
 import logging
 import re
 from collections.abc import Iterator, Sequence
