@@ -93,7 +93,7 @@ def _shared_variants(noise_baseline: str, start_steps: tuple[str, int], learn: t
     variants += [
         Variant("n_step_3", "n_step", ("ReplayConfig.n_step=3",)),
         Variant("n_step_5", "n_step", ("ReplayConfig.n_step=5",)),
-        Variant("prioritized", "replay", ("ReplayConfig.prioritized=True",)),
+        Variant("prioritized", "replay", ("ReplayConfig.sampler='prioritized'",)),
     ]
     return variants
 

@@ -12,7 +12,8 @@ with one tree, then compares them with the same runs of another tree:
 ``compare`` checks ``metrics.csv`` byte for byte and ``summary.json`` key by key except
 ``wall_seconds``; it prints one JSON object as its last line and exits 1 when anything differs.
 The cases cover DDPG with Gaussian and OU noise, TD3 with prioritized n-step replay and parameter
-noise, prioritized replay whose new transitions enter at their TD error, and a NoisyNet actor.
+noise, prioritized replay whose new transitions enter at their TD error, a NoisyNet actor, and short TD7 and
+CrossQ runs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,8 +29,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+# A binding, or (today's binding, the one a tree from before it existed takes instead).
+Binding = str | tuple[str, str]
 # name -> (config file candidates, the first that exists in the tree is used; gin bindings)
-CASES: dict[str, tuple[tuple[str, ...], list[str]]] = {
+CASES: dict[str, tuple[tuple[str, ...], list[Binding]]] = {
     "pendulum": (("pendulum.gin",), [
         "TrainerConfig.max_env_steps = 3000", "TrainerConfig.eval_interval = 1000", "TrainerConfig.seed = 1",
     ]),
@@ -38,11 +42,23 @@ CASES: dict[str, tuple[tuple[str, ...], list[str]]] = {
     ]),
     "pendulum_td3_prioritized_nstep_parameter_noise": (("td3.gin",), [
         "TrainerConfig.max_env_steps = 3000", "TrainerConfig.seed = 2", "TrainerConfig.checkpoint_interval = 1000",
-        "ReplayConfig.prioritized = True", "ReplayConfig.n_step = 3", "NoiseConfig.kind = 'parameter'",
+        ("ReplayConfig.sampler = 'prioritized'", "ReplayConfig.prioritized = True"), "ReplayConfig.n_step = 3",
+        "NoiseConfig.kind = 'parameter'",
     ]),
     "pendulum_noisynet": (("pendulum.gin",), [
         "TrainerConfig.max_env_steps = 3000", "TrainerConfig.seed = 3", "actor/NetworkConfig.noisy = True",
         "actor/NetworkConfig.noisy_ou_theta = 0.01", "NoiseConfig.kind = 'none'",
+    ]),
+    # TD7 (SALE, LAP, checkpoint policy) and CrossQ (joint pass, batch renormalization), short on Pendulum.
+    "pendulum_td7": (("suite/td7.gin",), [
+        "TrainerConfig.env_id = 'Pendulum-v1'", "TrainerConfig.max_env_steps = 3000", "TrainerConfig.seed = 4",
+        "TrainerConfig.start_steps = 1000", "ReplayConfig.min_size = 1000", "TrainerConfig.eval_interval = 1000",
+        "TrainerConfig.checkpoint_interval = 1000", "AgentConfig.batch_size = 64",
+    ]),
+    "pendulum_crossq": (("suite/crossq.gin",), [
+        "TrainerConfig.env_id = 'Pendulum-v1'", "TrainerConfig.max_env_steps = 3000", "TrainerConfig.seed = 5",
+        "TrainerConfig.start_steps = 1000", "ReplayConfig.min_size = 1000", "TrainerConfig.eval_interval = 1000",
+        "TrainerConfig.checkpoint_interval = 1000", "NetworkConfig.batch_renorm_warmup = 500",
     ]),
 }
 
@@ -52,6 +68,15 @@ def _config(tree: Path, candidates: tuple[str, ...]) -> Path:
         if (tree / "configs" / name).is_file():
             return tree / "configs" / name
     raise SystemExit(f"same_metrics: none of {candidates} in {tree / 'configs'}")
+
+
+def _binding(tree: Path, binding: Binding) -> str:
+    """``binding``, or its older spelling when ``tree``'s configs do not have its parameter yet."""
+    if isinstance(binding, str):
+        return binding
+    parameter = binding[0].split("=")[0].strip().rsplit(".", 1)[-1]
+    config = (tree / "src" / "polyak" / "config.py").read_text()
+    return binding[0] if re.search(rf"^    {parameter}:", config, re.MULTILINE) else binding[1]
 
 
 def record(out: Path, tree: Path, only: list[str] | None) -> dict[str, float]:
@@ -68,7 +93,7 @@ def record(out: Path, tree: Path, only: list[str] | None) -> dict[str, float]:
         command = [sys.executable, "-m", "polyak.cli", "train", "--config", str(_config(tree, candidates)),
                    "--run-dir", str(run_dir), "--gin-param", "TrainerConfig.progress_bar = False"]
         for binding in bindings:
-            command += ["--gin-param", binding]
+            command += ["--gin-param", _binding(tree, binding)]
         started = time.perf_counter()
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
         seconds[name] = round(time.perf_counter() - started, 1)

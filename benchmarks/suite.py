@@ -2,7 +2,12 @@
 
 Usage:
   python benchmarks/suite.py [--only TASK ...] [--rows ROW ...] [--seeds 0 1 2] [--jobs 2]
-  python benchmarks/suite.py --report          # only rebuild suite.json and the plots from finished runs
+  python benchmarks/suite.py --report          # only rebuild suite.json, suite.md and the plots from finished runs
+  python benchmarks/suite.py --only Hopper-v5 --rows polyak_td3 --out-dir DIR   # reproduce a row into DIR
+  python benchmarks/suite.py --only Hopper-v5 --rows polyak_td3 --force   # re-run it over the committed results
+
+The report's statistics (per-task IQMs with bootstrap intervals, normalized-score IQMs, probability of
+improvement, the learning curves' intervals) use rliable (the ``bench`` extra), imported only by the report.
 
 Each finished (task, row, seed) is written at once to ``benchmarks/results/suite/<task>/<row>_seed_<s>.json``
 (with the commit and the machine load) and a re-run skips it, so the table fills over several sittings.
@@ -70,27 +75,81 @@ TASKS: dict[str, Task] = {
     "Humanoid-v5": Task("Humanoid-v5", 100_000, 5_000, "humanoid"),
     "HopperBulletEnv-v0": Task("pybullet_envs_gymnasium:HopperBulletEnv-v0", 100_000, 5_000, "hopperbullet"),
 }
-ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_ou", "polyak_td7", "polyak_crossq", "sb3_crossq")
+ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_ou", "polyak_td7", "polyak_crossq", "sb3_crossq",
+        "polyak_sac", "polyak_crossq_sac")
 # MountainCar also runs the exploration that solves it (configs/suite/mountaincar_ou.gin: DDPG with OU noise).
 EXPLORATION_ROWS = {"MountainCarContinuous-v0": ("polyak_ou",)}
 # TD7 and CrossQ (the sample-efficiency issues) run on the five standard MuJoCo locomotion tasks only.
-SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq")
+SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq", "polyak_sac", "polyak_crossq_sac")
 SAMPLE_EFFICIENCY_TASKS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5")
 # The five standard tasks run TD3, TD7 and CrossQ only (DDPG stays on the tasks it has).
 FRONTIER_ONLY_TASKS = ("Walker2d-v5", "Ant-v5", "Humanoid-v5")
+# The stability study: CrossQ's TD3 mode against its SAC mode (polyak's and sb3-contrib's) on a task whose maximum
+# return (1,000) shows whether the final policy kept what an earlier evaluation reached.
+STABILITY_ROWS = {"InvertedPendulum-v5": ("polyak_crossq", "sb3_crossq", "polyak_crossq_sac")}
+
+# The report's statistics (``suite_statistics``). The recommended row is a placeholder until the frontier issue
+# chooses the recommended config; the issue asks 5 seeds of it and of sb3_crossq on each locomotion task, 3 of others.
+RECOMMENDED_ROW = "polyak_crossq"
+BASELINE_ROW = "sb3_crossq"
+SEEDS_ASKED = {RECOMMENDED_ROW: 5, BASELINE_ROW: 5}
+DEFAULT_SEEDS_ASKED = 3
+BOOTSTRAP_REPS = 2_000
+CONFIDENCE = 0.95
+BOOTSTRAP_SEED = 0  # numpy's global RNG is seeded with it before each estimate: the report is reproducible
+
+
+@dataclass(frozen=True)
+class Published:
+    """Published returns after 100k env steps (Gymnasium v4, so "about" for the v5 tasks)."""
+
+    best: float
+    best_method: str
+    crossq_paper: float
+    mrq: float
+
+
+PUBLISHED_100K: dict[str, Published] = {
+    "HalfCheetah-v5": Published(9_815, "FlashSAC", 8_112, 7_872),
+    "Hopper-v5": Published(2_927, "SimbaV2", 2_764, 2_249),
+    "Walker2d-v5": Published(4_488, "SimbaV2", 3_914, 3_127),
+    "Ant-v5": Published(3_942, "SimbaV2", 2_299, 2_801),
+    "Humanoid-v5": Published(6_138, "FlashSAC", 2_603, 522),
+}
+# Random-policy returns (Gymnasium v4) that SimbaV2 normalizes its MuJoCo scores with: MUJOCO_RANDOM_SCORE in
+# SimbaV2's scale_rl/envs/mujoco.py (read in the fork github.com/pkicki/SimbaV2, commit 19dc9898).
+RANDOM_SCORES: dict[str, float] = {
+    "HalfCheetah-v5": -289.415, "Hopper-v5": 18.791, "Walker2d-v5": 2.791, "Ant-v5": -70.288, "Humanoid-v5": 120.423,
+}
+RANDOM_SCORES_SOURCE = "SimbaV2's MUJOCO_RANDOM_SCORE (scale_rl/envs/mujoco.py; Gymnasium v4)"
 
 
 def rows_of(task: str) -> tuple[str, ...]:
     """The rows a task runs: every task the DDPG/TD3 rows, the locomotion tasks also TD7 and CrossQ,
     MountainCar also its exploration row."""
     exploration = {row for rows in EXPLORATION_ROWS.values() for row in rows}
-    return tuple(row for row in ROWS if (row not in SAMPLE_EFFICIENCY_ROWS or task in SAMPLE_EFFICIENCY_TASKS)
+    return tuple(row for row in ROWS if (row not in SAMPLE_EFFICIENCY_ROWS or task in SAMPLE_EFFICIENCY_TASKS
+                                         or row in STABILITY_ROWS.get(task, ()))
                  and (row not in exploration or row in EXPLORATION_ROWS.get(task, ()))
                  and (row != "polyak_ddpg" or task not in FRONTIER_ONLY_TASKS))
 
 
 def result_path(task: str, row: str, seed: int) -> Path:
     return RUNS / TASKS[task].config_stem / f"{row}_seed_{seed}.json"
+
+
+def use_results_dir(path: Path) -> None:
+    """Keep result files, suite.json, suite.md and the plots under ``path`` instead of benchmarks/results
+    (``--out-dir``: reproduce a row on a fresh clone without touching the committed results)."""
+    global RESULTS, RUNS
+    RESULTS, RUNS = path, path / "suite"
+    RUNS.mkdir(parents=True, exist_ok=True)
+
+
+def runs_to_do(tasks: list[str], rows: list[str], seeds: list[int], force: bool = False) -> list[tuple[str, str, int]]:
+    """The (task, row, seed)s a task runs, less those with a result file unless ``force``."""
+    return [(task, row, seed) for task in tasks for row in rows for seed in seeds
+            if row in rows_of(task) and (force or not result_path(task, row, seed).exists())]
 
 
 def config_file(task: str, algo: str) -> Path:
@@ -160,7 +219,7 @@ def sb3_crossq_kwargs(task: str) -> dict[str, Any]:
     parse_gin(config_file(task, "crossq"), [])
     configs = build_configs_from_gin()
     agent, trainer, critic = configs.agent, configs.trainer, configs.critic
-    assert configs.actor.lr == critic.lr and critic.batch_renorm and not agent.target_networks
+    assert configs.actor.lr == critic.lr and critic.batch_renorm and agent.algorithm.value == "crossq"
     return {
         "learning_rate": critic.lr, "buffer_size": configs.replay.capacity, "learning_starts": trainer.start_steps,
         "batch_size": agent.batch_size, "gamma": agent.gamma, "train_freq": trainer.learn_every,
@@ -238,14 +297,15 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_one(task: str, row: str, seed: int) -> None:
+def run_one(task: str, row: str, seed: int, force: bool = False) -> None:
     """Train one (task, row, seed) in this process and write its result file, unless another runner has claimed
-    it (two shells, two sittings): then it is skipped, not started again over the other's run directory."""
+    it (two shells, two sittings): then it is skipped, not started again over the other's run directory. A result
+    file already there is kept, or with ``force`` replaced when the new run finishes."""
     path = result_path(task, row, seed)
     with claimed(path) as mine:
         if not mine:
             print(f"{task} {row} seed {seed}: another runner is training it; skipped", flush=True)
-        elif not path.exists():
+        elif force or not path.exists():
             _train_and_write(task, row, seed, path)
 
 
@@ -322,6 +382,8 @@ def seeds_text(count: int) -> str:
 
 
 def plot(suite: dict[str, Any]) -> None:
+    """Per task, each row's mean learning curve over seeds with a shaded 95% bootstrap interval of that mean at every
+    evaluation (``curve_interval``), the seed count in the legend."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -331,17 +393,18 @@ def plot(suite: dict[str, Any]) -> None:
     for task, entry in suite["tasks"].items():
         if not entry["rows"]:
             continue
-        figure, axes = plt.subplots(figsize=(6, 4))
+        figure, axes = plt.subplots(figsize=(7, 4.5))
         for row, data in entry["rows"].items():
             length = min(len(r) for r in data["eval_returns"])
             curves = np.array([r[:length] for r in data["eval_returns"]])
             steps = np.array(data["eval_steps"][:length])
-            mean, std = curves.mean(axis=0), curves.std(axis=0)
-            axes.plot(steps, mean, label=f"{row} ({seeds_text(len(curves))})")
-            axes.fill_between(steps, mean - std, mean + std, alpha=0.2)
-        axes.set(title=f"{task}, {entry['budget']:,} env steps", xlabel="env steps",
-                 ylabel=f"evaluation return ({EVAL_EPISODES} episodes)")
-        axes.legend()
+            mean, low, high = curve_interval(curves)
+            (line,) = axes.plot(steps, mean, label=f"{row} ({seeds_text(len(curves))})")
+            axes.fill_between(steps, low, high, alpha=0.2, color=line.get_color(), linewidth=0)
+        axes.set(title=f"{task}, {entry['budget']:,} env steps: mean over seeds, shaded 95% bootstrap CI",
+                 xlabel="env steps", ylabel=f"evaluation return ({EVAL_EPISODES} episodes)")
+        axes.title.set_fontsize(10)
+        axes.legend(fontsize=8)
         axes.grid(alpha=0.3)
         figure.tight_layout()
         figure.savefig(RESULTS / f"suite_{TASKS[task].config_stem}.png", dpi=100)
@@ -452,10 +515,234 @@ def markdown_table(suite: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------- statistics
+# rliable and numpy are imported inside these functions: a training job does not need the bench extra's rliable.
+def seeds_asked(row: str) -> int:
+    """The seeds the statistics issue asks of a row on each locomotion task."""
+    return SEEDS_ASKED.get(row, DEFAULT_SEEDS_ASKED)
+
+
+def bootstrap(scores: Any, func: Callable[..., Any]) -> tuple[Any, Any]:
+    """rliable's stratified percentile bootstrap of ``func`` over runs: ``scores`` is a (runs x tasks x ...) array,
+    or a list of them resampled independently; returns the point estimate and the (2 x ...) interval. rliable draws
+    its resamples from numpy's global RNG (the ``random_state`` it takes does not reach them), so that RNG is seeded
+    with BOOTSTRAP_SEED just before and restored after: the same runs always give the same interval."""
+    import numpy as np
+    from rliable import library
+
+    saved = np.random.get_state()
+    np.random.seed(BOOTSTRAP_SEED)
+    try:
+        points, intervals = library.get_interval_estimates({"x": scores}, func, method="percentile",
+                                                           reps=BOOTSTRAP_REPS, confidence_interval_size=CONFIDENCE)
+    finally:
+        np.random.set_state(saved)
+    return np.asarray(points["x"]), np.asarray(intervals["x"])
+
+
+def iqm_interval(scores: Any) -> tuple[float, list[float]]:
+    """The interquartile mean of a (runs x tasks) array, rliable's ``aggregate_iqm`` (scipy's ``trim_mean`` cutting
+    25% of the pooled values at each end: the plain mean of 3 values, the mean of the middle 3 of 5), and its 95%
+    stratified bootstrap interval."""
+    import numpy as np
+    from rliable import metrics
+
+    point, interval = bootstrap(np.asarray(scores, dtype=float), lambda x: np.array([metrics.aggregate_iqm(x)]))
+    return float(point[0]), [float(interval[0, 0]), float(interval[1, 0])]
+
+
+def curve_interval(curves: Any) -> tuple[Any, Any, Any]:
+    """The mean learning curve of a (seeds x evaluations) array and, at each evaluation, the 95% percentile bootstrap
+    interval of that mean over seeds (rliable resamples the seeds at each evaluation independently)."""
+    import numpy as np
+
+    array = np.asarray(curves, dtype=float)
+    point, interval = bootstrap(array[:, None, :], lambda x: x.mean(axis=0)[0])
+    return point, interval[0], interval[1]
+
+
+def row_statistics(row: str, data: dict[str, Any]) -> dict[str, Any]:
+    """One row on one task: seeds (and the seeds asked), mean and IQM of the final returns with the IQM's interval,
+    the best evaluation (mean over seeds of each seed's highest) and the mean of each seed's last five evaluations.
+    Users get the final policy, so the final return is the score; the other two show how much it swings."""
+    finals = [float(x) for x in data["final_returns"]]
+    iqm, ci = iqm_interval([[x] for x in finals])
+    return {"seeds": len(finals), "seeds_asked": seeds_asked(row), "mean_final_return": statistics.mean(finals),
+            "iqm_final_return": iqm, "iqm_ci": ci,
+            "best_evaluation": statistics.mean(max(curve) for curve in data["eval_returns"]),
+            "mean_last_five_evaluations": statistics.mean(statistics.mean(c[-5:]) for c in data["eval_returns"])}
+
+
+def task_statistics(task: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A locomotion task's rows (those with runs), the rows without runs yet, the published 100k figures and how far
+    the best polyak row (by mean final return) is from them (relative: 0.1 = 10% above)."""
+    rows = {row: row_statistics(row, entry["rows"][row]) for row in rows_of(task) if row in entry["rows"]}
+    published = PUBLISHED_100K[task]
+    result: dict[str, Any] = {"rows": rows, "rows_without_runs": [r for r in rows_of(task) if r not in rows],
+                              "published_100k": {"best": published.best, "best_method": published.best_method,
+                                                 "crossq_paper": published.crossq_paper, "mrq": published.mrq},
+                              "best_polyak_row": None}
+    polyak_rows = [row for row in rows if row.startswith("polyak_")]
+    if polyak_rows:
+        best = max(polyak_rows, key=lambda row: rows[row]["mean_final_return"])
+        score = rows[best]["mean_final_return"]
+        result["best_polyak_row"] = {
+            "row": best, "mean_final_return": score, "vs_crossq_paper": score / published.crossq_paper - 1,
+            "vs_best_published": score / published.best - 1, "vs_mrq": score / published.mrq - 1}
+    return result
+
+
+def normalized_score(task: str, score: float) -> float:
+    """(score - random-policy score) / (best published 100k score - random-policy score): 0 is a random policy,
+    1 the best published figure."""
+    random = RANDOM_SCORES[task]
+    return (score - random) / (PUBLISHED_100K[task].best - random)
+
+
+def final_matrix(suite: dict[str, Any], row: str, tasks: list[str], normalize: bool) -> Any:
+    """The row's final returns as a (seeds x tasks) array: the lowest ``k`` seed numbers on each task, ``k`` the
+    fewest seeds the row has on any of them (rliable's bootstrap needs as many runs on every task, and every task
+    then weighs the same)."""
+    import numpy as np
+
+    per_task = [suite["tasks"][task]["rows"][row]["final_returns"] for task in tasks]  # collect() sorts by seed
+    count = min(len(finals) for finals in per_task)
+    return np.array([[normalized_score(task, x) if normalize else x for x in finals[:count]]
+                     for task, finals in zip(tasks, per_task, strict=True)]).T
+
+
+def tasks_with_runs(suite: dict[str, Any], *rows: str) -> list[str]:
+    """The locomotion tasks on which every one of ``rows`` has runs."""
+    return [task for task in SAMPLE_EFFICIENCY_TASKS
+            if all(row in suite["tasks"].get(task, {}).get("rows", {}) for row in rows)]
+
+
+def normalized_iqm(suite: dict[str, Any], row: str) -> dict[str, Any]:
+    """The IQM of the row's normalized final returns pooled over the locomotion tasks it has runs on (named in
+    ``tasks``: rows on different tasks do not compare), with its stratified bootstrap interval."""
+    tasks = tasks_with_runs(suite, row)
+    if not tasks:
+        return {"tasks": [], "seeds_per_task": 0, "iqm": None, "ci": None}
+    matrix = final_matrix(suite, row, tasks, normalize=True)
+    iqm, ci = iqm_interval(matrix)
+    return {"tasks": tasks, "seeds_per_task": int(matrix.shape[0]), "iqm": iqm, "ci": ci}
+
+
+def probability_of_improvement(suite: dict[str, Any], row: str, over: str) -> dict[str, Any]:
+    """rliable's probability of improvement of ``row`` over ``over`` (per task the probability that a run of one
+    beats a run of the other, Mann-Whitney, averaged over tasks) with its bootstrap interval (the runs of both rows
+    resampled independently), on the locomotion tasks where both rows have runs (named in ``tasks``)."""
+    import numpy as np
+    from rliable import metrics
+
+    tasks = tasks_with_runs(suite, row, over)
+    result: dict[str, Any] = {"row": row, "over": over, "tasks": tasks, "seeds_per_task": {}, "probability": None,
+                              "ci": None}
+    if not tasks:
+        return result
+    mine, theirs = (final_matrix(suite, name, tasks, normalize=False) for name in (row, over))
+    point, interval = bootstrap([mine, theirs], lambda x, y: np.array([metrics.probability_of_improvement(x, y)]))
+    result.update(seeds_per_task={row: int(mine.shape[0]), over: int(theirs.shape[0])},
+                  probability=float(point[0]), ci=[float(interval[0, 0]), float(interval[1, 0])])
+    return result
+
+
+def suite_statistics(suite: dict[str, Any]) -> dict[str, Any]:
+    """suite.json's ``statistics``: per locomotion task and row the final-return statistics, the published figures
+    and gaps; across tasks each row's IQM of normalized scores and the recommended row's probability of improvement
+    over the baseline; the bootstrap settings."""
+    empty: dict[str, Any] = {"rows": {}}
+    return {
+        "bootstrap": {"library": "rliable", "method": "stratified percentile bootstrap over runs",
+                      "reps": BOOTSTRAP_REPS, "confidence": CONFIDENCE, "numpy_global_seed": BOOTSTRAP_SEED},
+        "score": "final return: each seed's last evaluation (the policy a user gets)",
+        "iqm": "rliable aggregate_iqm: scipy trim_mean cutting 25% at each end (3 values: their mean)",
+        "normalization": {"formula": "(final return - random) / (best published 100k - random)",
+                          "random_scores": RANDOM_SCORES, "random_scores_source": RANDOM_SCORES_SOURCE},
+        "recommended_row": RECOMMENDED_ROW, "baseline_row": BASELINE_ROW,
+        "seeds_asked": {row: seeds_asked(row) for row in ROWS},
+        "tasks": {task: task_statistics(task, suite["tasks"].get(task, empty)) for task in SAMPLE_EFFICIENCY_TASKS},
+        "normalized_iqm": {row: normalized_iqm(suite, row) for row in ROWS if tasks_with_runs(suite, row)},
+        "probability_of_improvement": probability_of_improvement(suite, RECOMMENDED_ROW, BASELINE_ROW),
+    }
+
+
+def percent(fraction: float) -> str:
+    return f"{fraction * 100:+.0f}%"
+
+
+def interval_text(ci: list[float], digits: int) -> str:
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def statistics_markdown(stats: dict[str, Any]) -> str:
+    """suite.md's statistics section: the per-task table, a line per task with the published figures and gaps, the
+    normalized IQMs and the probability of improvement."""
+    settings = stats["bootstrap"]
+    lines = [
+        "## Statistics of the final return on the locomotion tasks (100k env steps)", "",
+        f"The score is the final return (each seed's last evaluation: the policy a user gets). IQM: {stats['iqm']}. "
+        f"Intervals: rliable's {settings['method']}, {settings['reps']:,} resamples, "
+        f"{settings['confidence']:.0%} level, numpy's global RNG seeded with {settings['numpy_global_seed']}. "
+        "Best evaluation: mean over seeds of each seed's highest evaluation. Rows short of the seeds the issue asks "
+        f"({seeds_asked(RECOMMENDED_ROW)} for {RECOMMENDED_ROW} and {BASELINE_ROW}, {DEFAULT_SEEDS_ASKED} for the "
+        "others) say so.", "",
+        f"| task | row | seeds | mean final return | IQM final return [{settings['confidence']:.0%} CI] "
+        "| best evaluation | mean of the last 5 evaluations |",
+        "| --- | --- | --- | --- | --- | --- | --- |"]
+    for task, entry in stats["tasks"].items():
+        for row, data in entry["rows"].items():
+            seeds = f"{data['seeds']}" if data["seeds"] >= data["seeds_asked"] else \
+                f"{data['seeds']} of {data['seeds_asked']}"
+            lines.append(f"| {task} | {row} | {seeds} | {data['mean_final_return']:.1f} | "
+                         f"{data['iqm_final_return']:.1f} {interval_text(data['iqm_ci'], 1)} | "
+                         f"{data['best_evaluation']:.1f} | {data['mean_last_five_evaluations']:.1f} |")
+        if not entry["rows"]:
+            lines.append(f"| {task} | no runs yet | | | | | |")
+            continue
+        for row in entry["rows_without_runs"]:
+            lines.append(f"| {task} | {row} | 0 of {seeds_asked(row)} | not run yet | | | |")
+    lines += ["", "Published 100k figures (Gymnasium v4, so about) and the best polyak row by mean final return:", ""]
+    for task, entry in stats["tasks"].items():
+        published, best = entry["published_100k"], entry["best_polyak_row"]
+        figures = (f"CrossQ paper {published['crossq_paper']:,}, MR.Q {published['mrq']:,}, best published "
+                   f"{published['best']:,} ({published['best_method']})")
+        if best is None:
+            lines.append(f"- {task}: no polyak runs yet; {figures}.")
+        else:
+            lines.append(f"- {task}: {best['row']} {best['mean_final_return']:.1f} "
+                         f"({seeds_text(entry['rows'][best['row']]['seeds'])}): "
+                         f"{percent(best['vs_crossq_paper'])} vs the CrossQ paper, "
+                         f"{percent(best['vs_best_published'])} vs the best published, "
+                         f"{percent(best['vs_mrq'])} vs MR.Q; {figures}.")
+    normalization = stats["normalization"]
+    lines += ["", f"Across tasks: normalized score = {normalization['formula']}, random-policy scores from "
+              f"{normalization['random_scores_source']}: "
+              + ", ".join(f"{task} {score:g}" for task, score in normalization["random_scores"].items())
+              + ". Each row's IQM pools its normalized final returns over the tasks it has runs on (listed: IQMs "
+              "over different tasks do not compare), the same number of seeds per task (the lowest seed numbers).",
+              "", f"| row | tasks | seeds per task | IQM normalized score [{settings['confidence']:.0%} CI] |",
+              "| --- | --- | --- | --- |"]
+    for row, data in stats["normalized_iqm"].items():
+        lines.append(f"| {row} | {', '.join(data['tasks'])} | {data['seeds_per_task']} | {data['iqm']:.3f} "
+                     f"{interval_text(data['ci'], 3)} |")
+    poi = stats["probability_of_improvement"]
+    if poi["probability"] is None:
+        lines += ["", f"Probability of improvement of {poi['row']} over {poi['over']}: no task has runs of both."]
+    else:
+        seeds = ", ".join(f"{row} {count}" for row, count in poi["seeds_per_task"].items())
+        lines += ["", f"Probability of improvement of {poi['row']} (the recommended row, a placeholder until the "
+                  f"frontier issue) over {poi['over']} (rliable, final returns): {poi['probability']:.2f} "
+                  f"{interval_text(poi['ci'], 2)}, on {', '.join(poi['tasks'])} (seeds per task: {seeds})."]
+    return "\n".join(lines) + "\n"
+
+
 def report() -> dict[str, Any]:
     suite = collect()
+    suite["statistics"] = suite_statistics(suite)
     (RESULTS / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
-    (RESULTS / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite))
+    (RESULTS / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite) + "\n"
+                                      + statistics_markdown(suite["statistics"]))
     plot(suite)
     plot_wall_time(suite)
     print(markdown_table(suite))
@@ -469,20 +756,27 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--report", action="store_true", help="only rebuild suite.json and the plots")
+    parser.add_argument("--force", action="store_true",
+                        help="also re-run what already has a result file (replaced when the new run finishes)")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="write the result files, suite.json, suite.md and the plots here (default: "
+                             "benchmarks/results, the committed results)")
     parser.add_argument("--one", nargs=3, metavar=("TASK", "ROW", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    use_results_dir(args.out_dir.resolve())
+    passed = ["--out-dir", str(RESULTS), *(["--force"] if args.force else [])]  # to each --one process
     if args.one:
-        run_one(args.one[0], args.one[1], int(args.one[2]))
+        run_one(args.one[0], args.one[1], int(args.one[2]), force=args.force)
         return
     if not args.report:
-        todo = [(task, row, seed) for task in args.only for row in args.rows for seed in args.seeds
-                if row in rows_of(task) and not result_path(task, row, seed).exists()]
+        todo = runs_to_do(args.only, args.rows, args.seeds, args.force)
         print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
         environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
         def launch(job: tuple[str, str, int]) -> int:
             task, row, seed = job
-            return subprocess.run([sys.executable, __file__, "--one", task, row, str(seed)], env=environment).returncode
+            return subprocess.run([sys.executable, __file__, "--one", task, row, str(seed), *passed],
+                                  env=environment).returncode
 
         with ThreadPoolExecutor(args.jobs) as pool:
             failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]

@@ -35,15 +35,15 @@ def td7() -> tuple[AgentConfig, NetworkConfig, NetworkConfig, ReplayConfig, int]
     actor = NetworkConfig(hidden_sizes=(256, 256), lr=3e-4, avg_l1_norm=True)
     critic = NetworkConfig(hidden_sizes=(256, 256), lr=3e-4, avg_l1_norm=True, activation="elu", action_layer=0)
     agent = AgentConfig(device="cpu", batch_size=256, n_critics=2, policy_delay=2, target_policy_noise=0.2,
-                        hard_target_every=250, value_clipping=True, sale=True, actor_objective="mean")
-    return agent, actor, critic, ReplayConfig(lap=True), 256
+                        algorithm="td7", actor_objective="mean")
+    return agent, actor, critic, ReplayConfig(sampler="lap"), 256
 
 
 def crossq(width: int) -> tuple[AgentConfig, NetworkConfig, NetworkConfig, ReplayConfig, int]:
     actor = NetworkConfig(hidden_sizes=(256, 256), lr=1e-3, batch_renorm=True, adam_beta1=0.5)
     critic = NetworkConfig(hidden_sizes=(width, width), lr=1e-3, batch_renorm=True, adam_beta1=0.5, action_layer=0)
     agent = AgentConfig(device="cpu", batch_size=256, n_critics=2, policy_delay=3, target_policy_noise=0.2,
-                        target_networks=False, actor_objective="min")
+                        algorithm="crossq", actor_objective="min")
     return agent, actor, critic, ReplayConfig(), 256
 
 

@@ -10,9 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyak.errors import ConfigError
-from polyak.seeding import check_seed
-
 if TYPE_CHECKING:
     from polyak.config import Configs
     from polyak.policy import Policy
@@ -32,40 +29,26 @@ class Run:
 
 
 def train(config: str | Path = "unity_reacher", overrides: Sequence[str] = (), run_dir: str | Path | None = None,
-          seed: int | None = None) -> Run:
+          seed: int | None = None, threads: int | None = None) -> Run:
     """Train ``config`` (a shipped config's name such as ``"pendulum"``, or a .gin file) with gin ``overrides``.
 
     ``run_dir`` None: ``runs/<config>[_seed_N]`` (``_1``, ``_2`` ... when taken); a given ``run_dir`` that already
     holds a run is refused (continue one with ``polyak train --resume``). ``seed`` overrides every seed.
+    ``threads`` sets torch's intra-op threads (``TrainerConfig.threads``, default 1; None: the config's value).
     """
-    import gin
-
-    from polyak.ginconf import build_configs_from_gin, parse_gin, resolve_config
-    from polyak.run_dir import RunDir, unique_path
+    from polyak.planning import plan_run
+    from polyak.threads import check_threads, set_threads
     from polyak.trainer import Trainer
 
     if isinstance(overrides, str):
         overrides = [overrides]
     bindings = list(overrides)
-    if seed is not None:
-        seed = check_seed(seed)
-        bindings.append(f"TrainerConfig.seed = {seed}")
-    config_file = resolve_config(config)
-    try:
-        parse_gin(config_file, bindings)
-        configs = build_configs_from_gin()
-        operative = gin.operative_config_str()
-    finally:
-        gin.clear_config()
-    if run_dir is None:
-        name = (configs.trainer.run_name or config_file.stem) + (f"_seed_{seed}" if seed is not None else "")
-        path = unique_path(Path(configs.trainer.runs_root) / name)
-    else:
-        path = Path(run_dir)
-        if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():
-            raise ConfigError(f"run directory {path} already holds a run; choose another run_dir (or continue it "
-                              f"with: polyak train --resume {path})")
-    summary = Trainer(configs, path, operative).run()
+    if check_threads(threads) is not None:
+        bindings.append(f"TrainerConfig.threads = {threads}")
+    plan = plan_run(config, bindings, run_dir=run_dir, seed=seed)
+    configs, path = plan.configs, plan.run_dir
+    set_threads(configs.trainer.threads)
+    summary = Trainer(configs, path, plan.operative_config).run()
     return Run(path, configs, dict(summary.__dict__))
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from polyak.algorithms.base import Learner
 from polyak.checkpoint import describe_mismatch, load_checkpoint, prune_checkpoints, save_checkpoint, step_name
 from polyak.errors import CheckpointError, PolyakError
-from polyak.learner import Learner
 from polyak.run_dir import BEST, RunDir
 
 

@@ -14,19 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import gin
-
 from polyak import __version__
 from polyak.errors import ConfigError, PolyakError, not_a_directory
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin, resolve_config
+from polyak.planning import DEFAULT_CONFIG, check_writable
 from polyak.run_dir import RunDir, unique_path
 from polyak.seeding import check_seed
 
 if TYPE_CHECKING:
-    from polyak.config import ApexConfig, Configs
+    from polyak.config import Configs
     from polyak.trainer import Summary
 
-DEFAULT_CONFIG = "unity_reacher.gin"
 EXIT_USER_ERROR = 2
 EXIT_BROKEN_PIPE = 141  # as a Unix tool killed by SIGPIPE
 
@@ -38,106 +36,44 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"polyak: error: {message} (see 'polyak --help')\n")
 
 
-def _check_writable(run_dir: Path) -> None:
-    """Refuse a run directory that cannot be created or written, without creating anything yet."""
-    existing = run_dir
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ConfigError(f"cannot write run directory {run_dir}: {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"cannot write run directory {run_dir}: permission denied on {existing}")
-
-
-def _resume_setup(args: argparse.Namespace) -> tuple[Path, Path]:
-    if args.config or args.seed is not None or args.run_dir:
-        raise ConfigError("--resume uses the run's own config; do not combine it with --config, --seed, --run-dir")
-    run = RunDir(args.resume).require_resumable()
-    return run.path, run.config_gin
-
-
-def _parse_apex_gin(config_file: Path, bindings: list[str], workers: int) -> ApexConfig:
-    """Ape-X defaults, then the config file, then --gin-param and --workers (later ones win)."""
-    from polyak.config import APEX_DEFAULTS, ApexConfig
-    from polyak.ginconf import _gin_message
-
-    if not config_file.is_file():
-        raise ConfigError(f"config file {config_file} does not exist")
-    parse_gin(None, [*APEX_DEFAULTS, f"include {str(config_file)!r}", *bindings,
-                     f"ApexConfig.num_workers = {workers}"])
-    try:
-        return ApexConfig()
-    except ConfigError as error:
-        raise ConfigError(_gin_message(error)) from None
-
-
 def cmd_train(args: argparse.Namespace) -> int:
+    from polyak.planning import plan_run
+    from polyak.threads import set_threads
     from polyak.trainer import Trainer
+    from polyak.wandb_sink import require_wandb
 
     bindings = list(args.gin_param)
-    apex: ApexConfig | None = None
-    if args.workers is not None:
-        if args.workers < 1:
-            raise ConfigError(f"--workers must be >= 1, got {args.workers}")
-        if args.resume:
-            raise ConfigError("--workers cannot be combined with --resume: Ape-X runs cannot be resumed")
-    elif args.address:
+    if args.address and args.workers is None:
         raise ConfigError("--address needs --workers N (Ape-X on a Ray cluster)")
-    if args.resume:
-        run_dir, config_file = _resume_setup(args)
-    else:
-        config_file = resolve_config(args.config) if args.config else packaged_config(DEFAULT_CONFIG)
-        if args.seed is not None:
-            check_seed(args.seed, "--seed")
-            bindings.append(f"TrainerConfig.seed = {args.seed}")
-    if args.resume:  # the run's config.json (gin never parses a run's file), then the user's own bindings
-        from polyak.config_json import with_bindings
-
-        configs = with_bindings(RunDir(run_dir).configs(), bindings)
-    elif args.workers is not None:
-        apex = _parse_apex_gin(config_file, bindings, args.workers)
-        configs = build_configs_from_gin()
-    else:
-        parse_gin(config_file, bindings)
-        configs = build_configs_from_gin()
-    if apex is not None:
-        from polyak.distributed.apex_learner import check_apex_configs
-
-        if configs.trainer.normalize_observations:
-            raise ConfigError("TrainerConfig.normalize_observations is not supported with --workers (Ape-X workers "
-                              "would each need the learner's running statistics); train without --workers")
+    if args.threads is not None:
+        if args.workers is not None:
+            raise ConfigError("--threads is for single-process training; an Ape-X learner (--workers) takes the cores "
+                              "its workers leave (set OMP_NUM_THREADS=N to choose)")
+        bindings.append(f"TrainerConfig.threads = {args.threads}")
+    if args.seed is not None:
+        check_seed(args.seed, "--seed")
+    plan = plan_run(args.config, bindings, run_dir=args.run_dir, seed=args.seed, resume=args.resume,
+                    workers=args.workers)
+    configs, run_dir = plan.configs, plan.run_dir
+    require_wandb(configs.trainer.wandb_project)  # before the run directory is written
+    if plan.apex is not None:
+        from polyak.distributed.apex_learner import check_apex_configs, train_apex
         from polyak.distributed.ray_runtime import require_ray
 
-        check_apex_configs(configs, apex)
+        check_apex_configs(configs, plan.apex)
         require_ray()
         if args.address:
             from polyak.distributed.ray_runtime import check_reachable
 
             check_reachable(args.address)
-    if not args.resume:
-        if args.run_dir:
-            run_dir = Path(args.run_dir)
-            if RunDir(run_dir).holds_a_run():
-                raise ConfigError(f"run directory {run_dir} already holds a run; choose another --run-dir "
-                                  "or continue it with --resume")
-        else:
-            name = configs.trainer.run_name or config_file.stem
-            if apex is not None:
-                name += "_apex"
-            if args.seed is not None:
-                name += f"_seed_{args.seed}"
-            run_dir = unique_path(Path(configs.trainer.runs_root) / name)
-    _check_writable(run_dir)
-    if apex is not None:
-        from polyak.distributed.apex_learner import train_apex
-
         where = f"the Ray cluster at {args.address}" if args.address else "local Ray"
-        workers = f"{apex.num_workers} rollout worker{'s' if apex.num_workers > 1 else ''}"
+        workers = f"{plan.apex.num_workers} rollout worker{'s' if plan.apex.num_workers > 1 else ''}"
         print(f"polyak: training {configs.trainer.env_id} with Ape-X ({workers} on {where}) into {run_dir}", flush=True)
-        summary = train_apex(configs, apex, run_dir, gin.operative_config_str(), args.address)
+        summary = train_apex(configs, plan.apex, run_dir, plan.operative_config, args.address)
         return _report(summary, configs, run_dir, resumable=False)
-    trainer = Trainer(configs, run_dir, gin.operative_config_str())
-    if args.resume:
+    set_threads(configs.trainer.threads)
+    trainer = Trainer(configs, run_dir, plan.operative_config)
+    if plan.resume:
         checkpoint = trainer.restore()
         if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
             raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
@@ -181,45 +117,73 @@ def _run_arg(args: argparse.Namespace, required: bool = False) -> str | None:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    import signal
+
+    from polyak.evaluation import EvaluationStopped
     from polyak.playback import load_policy, run_policy
+    from polyak.threads import set_threads
+    from polyak.trainer import stop_signals
 
     if args.episodes is not None and args.episodes < 1:
         raise ConfigError(f"--episodes must be >= 1, got {args.episodes}")
+    if args.max_episode_steps < 1:
+        raise ConfigError(f"--max-episode-steps must be >= 1, got {args.max_episode_steps}")
     check_seed(args.seed, "--seed")
     run = _run_arg(args)
+    set_threads(args.threads, announce=False)
     policy = load_policy(run, args.checkpoint, args.device)
     source = run or "the pretrained agent"
-    scores = run_policy(policy, episodes=args.episodes, seed=args.seed)
-    mean = sum(scores) / len(scores)
-    print(f"{policy.env_id} ({source}): mean score {mean:.2f} over {len(scores)} episodes (no exploration noise)")
+    stopped: list[str] = []
+    try:
+        with stop_signals(stopped.append):  # SIGINT and SIGTERM end the episodes at the next step
+            scores = run_policy(policy, episodes=args.episodes, seed=args.seed,
+                                max_episode_steps=args.max_episode_steps, should_stop=lambda: bool(stopped),
+                                cap_setting="polyak test --max-episode-steps")
+    except EvaluationStopped as error:
+        print(f"polyak: test stopped by {stopped[0]} after {error.played} of {error.episodes} episodes; no score",
+              file=sys.stderr)
+        return 128 + int(signal.Signals[stopped[0]])
+    print(f"{policy.env_id} ({source}): {score_line(scores)} (no exploration noise)")
     return 0
+
+
+def score_line(scores: Sequence[float]) -> str:
+    """``mean score M ± S over N episodes`` (the std over episodes, as SB3's evaluate_policy; none for one)."""
+    mean = sum(scores) / len(scores)
+    std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    spread = f" ± {std:.2f}" if len(scores) > 1 else ""
+    return f"mean score {mean:.2f}{spread} over {len(scores)} episode{'' if len(scores) == 1 else 's'}"
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     from polyak.playback import load_policy
-    from polyak.record import record_episode
+    from polyak.record import default_video_path, record_episode
+    from polyak.threads import set_threads
 
     if args.steps < 1 or args.every < 1 or not 0 < args.fps < float("inf"):
         raise ConfigError("--steps and --every must be >= 1 and --fps > 0")
     if args.width < 1 or args.height < 1:
         raise ConfigError(f"--width and --height must be >= 1 pixel, got {args.width} x {args.height}")
     check_seed(args.seed, "--seed")
-    policy = load_policy(_run_arg(args), args.checkpoint, "cpu")
-    frames = record_episode(policy, Path(args.out), steps=args.steps, every=args.every, fps=args.fps,
+    set_threads(args.threads, announce=False)
+    run = _run_arg(args)
+    out = Path(args.out) if args.out is not None else default_video_path(run)
+    policy = load_policy(run, args.checkpoint, "cpu")
+    frames = record_episode(policy, out, steps=args.steps, every=args.every, fps=args.fps,
                             seed=args.seed, width=args.width, height=args.height)
-    print(f"wrote {frames} frames of {policy.env_id} to {args.out}")
+    print(f"wrote {frames} frames of {policy.env_id} to {out}")
     return 0
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from polyak.plot import plot_runs
+    from polyak.plot import default_plot_path, plot_runs
 
     run_dirs = [Path(d) for d in args.run_dirs]
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise ConfigError(f"run directory {run_dir} {not_a_directory(run_dir)}")
     threshold = args.threshold if args.threshold is not None else RunDir(run_dirs[0]).solve_score()
-    out = plot_runs(run_dirs, Path(args.out), threshold, args.title)
+    out = plot_runs(run_dirs, Path(args.out) if args.out else default_plot_path(run_dirs), threshold, args.title)
     print(f"wrote {out}")
     return 0
 
@@ -241,7 +205,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise ConfigError(f"sweep directory {sweep_dir} is not empty; choose another --sweep-dir")
     else:
         sweep_dir = unique_path(Path(configs.trainer.runs_root) / f"{config_file.stem}_sweep")
-    _check_writable(sweep_dir)
+    check_writable(sweep_dir)
     specs = plan_sweep(config_file, seeds, list(args.gin_param), list(args.grid), sweep_dir)
     require_ray()
     if args.address:
@@ -270,13 +234,40 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def config_summary(path: Path) -> str:
+    """The first sentence of a config file's header comment, whole (it may span several comment lines)."""
+    lines = path.read_text().splitlines()
+    words: list[str] = []
+    for line in lines[next((i for i, line in enumerate(lines) if line.strip()), 0):]:
+        text = line.lstrip("#").strip()
+        if not line.startswith("#") or not text or text.startswith("- "):  # the header ends, or a list begins
+            break
+        words.append(text)
+    header = " ".join(words)
+    depth = 0
+    for index, char in enumerate(header):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        rest = header[index + 1:]
+        if char == "." and depth <= 0 and (not rest or (rest[0] == " " and rest[1:2].isupper())):
+            return header[:index + 1]
+    return header.removesuffix(":") + ("." if header.endswith(":") else "")
+
+
 def cmd_configs(args: argparse.Namespace) -> int:
-    from polyak.ginconf import describe_config, shipped_configs
+    import shutil
+    import textwrap
+
+    from polyak.ginconf import shipped_configs
 
     shipped = shipped_configs()
     width = max(len(name) for name in shipped)
+    columns = max(shutil.get_terminal_size((100, 24)).columns, width + 40)
     for name, path in shipped.items():
-        print(f"{name:<{width}}  {describe_config(path)}")
+        lines = textwrap.wrap(config_summary(path) or "(no description)", columns - width - 2,
+                              break_on_hyphens=False) or [""]
+        print(f"{name:<{width}}  {lines[0]}")
+        for line in lines[1:]:
+            print(f"{'':<{width}}  {line}")
     print("\npolyak train --config NAME (a name without its suite/ folder works when it is unique)")
     return 0
 
@@ -289,6 +280,21 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _threads(text: str) -> int:
+    """``--threads N``: a whole number >= 1 (argparse reports anything else as one usage line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (torch threads), got {text!r}")
+    return value
+
+
+def _add_threads(parser: argparse.ArgumentParser, default: int | None, what: str) -> None:
+    parser.add_argument("--threads", type=_threads, default=default, metavar="N", help=f"torch threads ({what})")
+
+
 def _add_run(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("run", nargs="?", metavar="RUN", help=what)
     parser.add_argument("--run-dir", dest="run_flag", metavar="RUN", help="the same as RUN (older spelling)")
@@ -297,6 +303,8 @@ def _add_run(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from polyak.config import TrainerConfig
+
     parser = _ArgumentParser(prog="polyak", description="Train and run DDPG-family agents.")
     parser.add_argument("--version", action="version", version=f"polyak {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
@@ -313,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Ape-X DDPG with N rollout workers on Ray (needs polyak[distributed]); "
                             "settings: ApexConfig in the gin config")
     train.add_argument("--address", help="with --workers: Ray cluster address (default: a local Ray on this machine)")
+    _add_threads(train, None, f"default: TrainerConfig.threads = {TrainerConfig.threads}, measured fastest when other "
+                 "work shares the CPU; wide networks on an idle machine gain from more, see README")
     train.set_defaults(handler=cmd_train)
 
     test = commands.add_parser("test", help="run a trained agent without exploration noise")
@@ -320,23 +330,30 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--episodes", type=int, default=None, help="episodes to run (default: one per env)")
     test.add_argument("--seed", type=int, default=0, help="seed of the test env")
     test.add_argument("--device", default="cpu", help="torch device for the policy (default: cpu)")
+    test.add_argument("--max-episode-steps", type=int, default=TrainerConfig.eval_max_episode_steps, metavar="N",
+                      help="cut episodes at N steps on an env without a time limit of its own (default: "
+                           f"{TrainerConfig.eval_max_episode_steps})")
+    _add_threads(test, TrainerConfig.threads, f"default: {TrainerConfig.threads}")
     test.set_defaults(handler=cmd_test)
 
     record = commands.add_parser("record", help="render an episode of a trained agent to .gif or .mp4")
     _add_run(record, "run directory, checkpoint or exported policy (default: the pretrained Reacher agent)")
-    record.add_argument("--out", required=True, help="output file, .gif or .mp4")
+    record.add_argument("--out", help="output file, .gif or .mp4 (default: video.mp4 in RUN when it is a run "
+                        "directory, else in the current directory)")
     record.add_argument("--steps", type=int, default=250, help="env steps to record (default: 250)")
     record.add_argument("--every", type=int, default=1, help="keep every n-th frame (default: 1)")
     record.add_argument("--fps", type=float, default=25.0, help="frames per second of the output")
     record.add_argument("--width", type=int, default=480)
     record.add_argument("--height", type=int, default=360)
     record.add_argument("--seed", type=int, default=0)
+    _add_threads(record, TrainerConfig.threads, f"default: {TrainerConfig.threads}")
     record.set_defaults(handler=cmd_record)
 
     plot = commands.add_parser("plot", help="plot learning curves and evaluations of runs; seeds of one config as "
                                             "mean ± std")
     plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
-    plot.add_argument("--out", required=True, help="PNG file to write")
+    plot.add_argument("--out", help="PNG file to write (default: curves.png in the run directory for one run, "
+                      "in the current directory for several)")
     plot.add_argument("--threshold", type=float, help="solve line (default: the runs' solve_score)")
     plot.add_argument("--title")
     plot.set_defaults(handler=cmd_plot)

@@ -47,13 +47,16 @@ def reset_seed(env_seed: int, index: int) -> int:
 
 class Collector:
     """Acts (uniform random actions for the first ``random_steps`` env steps, then the explorer),
-    steps the env, stores through ``sink`` and records finished episodes on ``scores``."""
+    steps the env, stores through ``sink`` and records finished episodes on ``scores``.
+
+    With ``random_until_episode_end`` the random actions go on until the first episode end at or after
+    ``random_steps`` (TD7's main.py acts randomly until ``allow_train``, which is set at an episode end)."""
 
     def __init__(
         self, env: VectorEnv, explorer: Explorer, sink: Sink, scores: ScoreBoard, *, env_seed: int,
         random_steps: int, random_rng: np.random.Generator, keep_history: bool = True,
         on_restart: Callable[[], None] | None = None,
-        normalizer: ObservationNormalizer | None = None,
+        normalizer: ObservationNormalizer | None = None, random_until_episode_end: bool = False,
     ) -> None:
         self.env, self.explorer, self.sink, self.scores = env, explorer, sink, scores
         self.num_envs = int(env.num_envs)
@@ -67,6 +70,7 @@ class Collector:
         self.resets = 0  # full resets so far
         self.history: list[np.ndarray] | None = []  # actions since the last full reset (None: too many)
         self.obs: np.ndarray | None = None
+        self.random_episode = random_until_episode_end and random_steps > 0  # random to the next episode end
 
     def _full_reset(self) -> np.ndarray:
         obs, _ = self.env.reset(seed=reset_seed(self.env_seed, self.resets))
@@ -74,7 +78,7 @@ class Collector:
         return obs
 
     def _action(self, obs: np.ndarray) -> np.ndarray:
-        if self.env_steps < self.random_steps:
+        if self.env_steps < self.random_steps or self.random_episode:
             return self.random_rng.uniform(-1.0, 1.0, size=(self.num_envs, self.action_dim))
         if self.normalizer is not None:
             obs = self.normalizer.normalize(obs)
@@ -110,6 +114,8 @@ class Collector:
         recorded = self.scores.add(step.reward, step.done)
         if step.done.any():
             self.explorer.reset(step.done)
+            if self.random_episode and self.env_steps >= self.random_steps:
+                self.random_episode = False
         next_obs = step.next_obs
         if step.done.all():
             self.resets += 1
@@ -131,7 +137,7 @@ class Collector:
         )
         return {"env_steps": self.env_steps, "iterations": self.iterations, "scores": self.scores.state_dict(),
                 "explore_rng": self.random_rng.bit_generator.state, "resets": self.resets, "history": history,
-                "obs": self.obs}
+                "obs": self.obs, "random_episode": self.random_episode}
 
     def load_state_dict(self, state: dict[str, Any]) -> list[str]:
         """Restore counters and scores, then rebuild the env state; returns warnings to show the user."""
@@ -139,6 +145,7 @@ class Collector:
         self.scores.load_state_dict(state["scores"])
         self.random_rng.bit_generator.state = state["explore_rng"]
         self.resets = int(state["resets"])
+        self.random_episode = bool(state.get("random_episode", False))  # absent from checkpoints before it
         return self._replay_history(state["history"], np.asarray(state["obs"]))
 
     def _replay_history(self, history: np.ndarray | None, expected_obs: np.ndarray) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import sys
 import types
 import typing
 from dataclasses import dataclass
@@ -25,6 +26,16 @@ class Activation(str, enum.Enum):
     LEAKY_RELU = "leaky_relu"
     TANH = "tanh"
     ELU = "elu"
+
+
+class Algorithm(str, enum.Enum):
+    """The learning algorithm: one module of :mod:`polyak.algorithms` each."""
+
+    DDPG = "ddpg"
+    TD7 = "td7"
+    CROSSQ = "crossq"
+    SAC = "sac"
+    CROSSQ_SAC = "crossq_sac"
 
 
 class ActorObjective(str, enum.Enum):
@@ -70,6 +81,16 @@ class InitialPriority(str, enum.Enum):
 
     MAX = "max"
     TD_ERROR = "td_error"
+
+
+class Sampler(str, enum.Enum):
+    """Which stored rows a batch draws (:func:`polyak.replay.make_sampler` builds one): ``uniform`` (Lin 1992;
+    Mnih et al. 2015), ``prioritized`` proportional replay (Schaul et al. 2016) or ``lap``, TD7's loss-adjusted
+    prioritized replay (Fujimoto et al. 2020)."""
+
+    UNIFORM = "uniform"
+    PRIORITIZED = "prioritized"
+    LAP = "lap"
 
 
 class EpsilonSchedule(str, enum.Enum):
@@ -270,25 +291,71 @@ class NetworkConfig(_Validated):
 @gin.configurable
 @dataclass(frozen=True)
 class AgentConfig(_Validated):
-    """DDPG (Lillicrap et al. 2015) with the TD3 switches (Fujimoto et al. 2018).
+    """The learning algorithm and the settings every actor-critic of the DDPG family shares.
 
-    ``n_critics=1, policy_delay=1, target_policy_noise=None`` is DDPG; ``2, 2, 0.2`` is TD3.
-    Target networks follow by Polyak averaging with ``tau`` every ``target_update_every`` updates;
-    ``actor/NetworkConfig.tau`` or ``critic/NetworkConfig.tau`` gives one network its own factor.
+    ``algorithm`` picks one module of :mod:`polyak.algorithms`:
+
+    * ``ddpg``: DDPG (Lillicrap et al. 2015) with TD3's switches (Fujimoto et al. 2018):
+      ``n_critics=1, policy_delay=1, target_policy_noise=None`` is DDPG; ``2, 2, 0.2`` is TD3. Target networks follow
+      by Polyak averaging with ``tau`` every ``target_update_every`` actor updates; ``actor/NetworkConfig.tau`` or
+      ``critic/NetworkConfig.tau`` gives one network its own factor.
+    * ``td7``: TD7 (Fujimoto et al. 2023): TD3 with SALE embeddings, value clipping, hard target copies and a
+      checkpoint policy; its own settings are :class:`TD7Config` (LAP is ``ReplayConfig.sampler = 'lap'``).
+    * ``crossq``: CrossQ (Bhatt et al. 2024): no target networks; the critic evaluates ``(s, a)`` and ``(s', a')``
+      in one train-mode pass (``a'`` from the actor in eval mode) so batch renormalization
+      (``NetworkConfig.batch_renorm``) sees both, and the target is the detached second half; its actor loss puts
+      the critic in eval mode.
+    * ``sac``: SAC (Haarnoja et al. 2018): a tanh-squashed Gaussian actor that explores by sampling
+      (``NoiseConfig.kind = 'none'``), the entropy bonus with a learned temperature (:class:`SACConfig`), target
+      critics by Polyak averaging; the actor every update (``policy_delay = 1``).
+    * ``crossq_sac``: CrossQ in its authors' SAC mode (the mode sb3-contrib ships): SAC's actor and temperature with
+      CrossQ's critic step (no targets, the joint batch-renormalized pass); the actor every ``policy_delay`` updates.
+
+    ``actor_objective``: the actor ascends Q_1 (``first``, TD3), the mean over the critics (``mean``, TD7) or their
+    minimum (``min``, CrossQ-TD3).
 
     ``device='auto'`` learns on CUDA when available. ``compile`` wraps the loss computations
     (forward and backward) in ``torch.compile`` (CUDA: mode ``reduce-overhead``, i.e. CUDA graphs);
     the first updates then take tens of seconds to compile. ``precision='bfloat16'`` runs the
     hidden layers' matmuls in bfloat16 autocast (parameters, optimizer state, the output layers
     and the losses stay float32): ~1.3x faster updates on CPUs with AVX512-BF16 or AMX.
+    """
 
-    ``actor_objective``: the actor ascends Q_1 (``first``, TD3), the mean over the critics (``mean``, TD7) or their
-    minimum (``min``, CrossQ-TD3).
+    algorithm: Algorithm = Algorithm.DDPG.value  # type: ignore[assignment]
+    gamma: float = 0.99
+    tau: float = 0.005
+    target_update_every: int = 1
+    batch_size: int = 256
+    n_critics: int = 1
+    policy_delay: int = 1
+    target_policy_noise: float | None = None
+    target_noise_clip: float = 0.5
+    device: Device = Device.AUTO.value  # type: ignore[assignment]
+    compile: bool = False
+    precision: Precision = Precision.FLOAT32.value  # type: ignore[assignment]
+    actor_objective: ActorObjective = ActorObjective.FIRST.value  # type: ignore[assignment]
 
-    TD7 (Fujimoto et al. 2023), each a switch (``configs/suite/td7.gin`` turns them all on):
+    def validate(self) -> None:
+        self._require(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
+        self._require(0.0 < self.tau <= 1.0, "tau", "in (0, 1]")
+        self._require(self.target_update_every >= 1, "target_update_every", ">= 1")
+        self._require(self.batch_size >= 1, "batch_size", ">= 1")
+        self._require(self.n_critics >= 1, "n_critics", ">= 1")
+        self._require(self.policy_delay >= 1, "policy_delay", ">= 1")
+        self._require(self.target_policy_noise is None or self.target_policy_noise > 0,
+                      "target_policy_noise", "> 0 or None (off)")
+        self._require(self.target_noise_clip > 0, "target_noise_clip", "> 0")
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class TD7Config(_Validated):
+    """TD7's own settings (Fujimoto et al. 2023, "For SALE"), read when ``AgentConfig.algorithm = 'td7'``.
+
+    The defaults are the authors' (sfujim/TD7 @ c1c280d); each part is a switch, for ablations:
 
     * ``hard_target_every = N``: the targets are copied every N updates (TD7: 250) instead of Polyak-averaged;
-      the TD7 parts below move at these copies.
+      the parts below move at these copies.
     * ``value_clipping``: the bootstrap ``min Q'`` is clipped to the range of every TD target computed up to the
       previous hard update (``[0, 0]`` before the first).
     * ``sale``: SALE's state encoder ``zs = f(s)`` and state-action encoder ``zsa = g(zs, a)`` (width
@@ -302,57 +369,22 @@ class AgentConfig(_Validated):
       (``ReplayConfig.min_size``). Training stays per env step unless ``checkpoint_training``: then, as in TD7,
       updates run only when an assessment ends, as many as the env steps it collected
       (``TrainerConfig.learn_every``/``learn_steps`` no longer apply).
-    * LAP is ``ReplayConfig.lap``.
-
-    CrossQ (Bhatt et al. 2024): ``target_networks = False`` drops the targets; the critic evaluates ``(s, a)`` and
-    ``(s', a')`` in one train-mode pass (``a'`` from the actor in eval mode) so batch renormalization
-    (``NetworkConfig.batch_renorm``) sees both, and the target is the detached second half. Its actor loss puts the
-    critic in eval mode.
     """
 
-    gamma: float = 0.99
-    tau: float = 0.005
-    target_update_every: int = 1
-    batch_size: int = 256
-    n_critics: int = 1
-    policy_delay: int = 1
-    target_policy_noise: float | None = None
-    target_noise_clip: float = 0.5
-    device: Device = Device.AUTO.value  # type: ignore[assignment]
-    compile: bool = False
-    precision: Precision = Precision.FLOAT32.value  # type: ignore[assignment]
-    actor_objective: ActorObjective = ActorObjective.FIRST.value  # type: ignore[assignment]
-    target_networks: bool = True
-    hard_target_every: int | None = None
-    value_clipping: bool = False
-    sale: bool = False
+    hard_target_every: int = 250
+    value_clipping: bool = True
+    sale: bool = True
     sale_dim: int = 256
     sale_hidden: int = 256
     sale_lr: float = 3e-4
-    checkpoint_policy: bool = False
-    checkpoint_training: bool = False
+    checkpoint_policy: bool = True
+    checkpoint_training: bool = True
     checkpoint_episodes: int = 20
     checkpoint_after: int = 750_000
     checkpoint_reset_weight: float = 0.9
 
     def validate(self) -> None:
-        self._require(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
-        self._require(0.0 < self.tau <= 1.0, "tau", "in (0, 1]")
-        self._require(self.target_update_every >= 1, "target_update_every", ">= 1")
-        self._require(self.batch_size >= 1, "batch_size", ">= 1")
-        self._require(self.n_critics >= 1, "n_critics", ">= 1")
-        self._require(self.policy_delay >= 1, "policy_delay", ">= 1")
-        self._require(self.target_policy_noise is None or self.target_policy_noise > 0,
-                      "target_policy_noise", "> 0 or None (off)")
-        self._require(self.target_noise_clip > 0, "target_noise_clip", "> 0")
-        self._require(self.hard_target_every is None or self.hard_target_every >= 1, "hard_target_every",
-                      ">= 1 or None (Polyak averaging)")
-        self._require(self.target_networks or self.hard_target_every is None, "hard_target_every",
-                      "None when target_networks is False")
-        self._require(not self.value_clipping or self.hard_target_every is not None, "value_clipping",
-                      "False unless hard_target_every is set (the clip range moves at hard target updates)")
-        self._require(not self.sale or self.hard_target_every is not None, "sale",
-                      "False unless hard_target_every is set (the fixed encoders move at hard target updates)")
+        self._require(self.hard_target_every >= 1, "hard_target_every", ">= 1")
         self._require(self.sale_dim >= 1, "sale_dim", ">= 1")
         self._require(self.sale_hidden >= 1, "sale_hidden", ">= 1")
         self._require(self.sale_lr > 0, "sale_lr", "> 0")
@@ -363,37 +395,122 @@ class AgentConfig(_Validated):
         self._require(0.0 < self.checkpoint_reset_weight <= 1.0, "checkpoint_reset_weight", "in (0, 1]")
 
 
+class _Unset:
+    """The default of a deprecated binding: not a literal, so gin's operative config never writes it."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET: Any = _Unset()
+_DEPRECATED_SAMPLERS = {"prioritized": Sampler.PRIORITIZED, "lap": Sampler.LAP}
+"""The booleans that named the sampler before ``ReplayConfig.sampler`` (gin files and old ``config.json``)."""
+
+
+def sampler_from_booleans(sampler: Any, booleans: dict[str, Any]) -> Any:
+    """The sampler that ``sampler`` and the deprecated ``ReplayConfig.prioritized``/``lap`` booleans name together.
+
+    ``booleans`` maps ``'prioritized'``/``'lap'`` to the value bound. A True boolean picks its sampler unless
+    ``sampler`` names another one than the default ``'uniform'``; a False one only rules its sampler out. A
+    conflict is a :class:`ConfigError`. An invalid ``sampler`` comes back unchanged for the usual check.
+    """
+    for name, value in booleans.items():
+        if not isinstance(value, bool):
+            raise ConfigError(f"ReplayConfig.{name} must be True or False, got {value!r} (deprecated: bind "
+                              f"ReplayConfig.sampler = {_DEPRECATED_SAMPLERS[name].value!r} instead)")
+    try:
+        chosen = Sampler(sampler)
+    except ValueError:
+        return sampler
+    wanted = [name for name, value in booleans.items() if value]
+    if len(wanted) > 1:
+        raise ConfigError("ReplayConfig.prioritized and ReplayConfig.lap are both True (pick one: "
+                          "ReplayConfig.sampler = 'prioritized' or 'lap')")
+    for name in wanted:
+        if chosen not in (Sampler.UNIFORM, _DEPRECATED_SAMPLERS[name]):
+            raise ConfigError(f"ReplayConfig.{name} = True conflicts with ReplayConfig.sampler = {chosen.value!r}; "
+                              "bind only ReplayConfig.sampler")
+        chosen = _DEPRECATED_SAMPLERS[name]
+    for name, value in booleans.items():
+        if not value and chosen is _DEPRECATED_SAMPLERS[name]:
+            raise ConfigError(f"ReplayConfig.{name} = False conflicts with ReplayConfig.sampler = {chosen.value!r}; "
+                              "bind only ReplayConfig.sampler")
+    return chosen
+
+
+@gin.configurable
+@dataclass(frozen=True)
+class SACConfig(_Validated):
+    """The entropy temperature of SAC and CrossQ's SAC mode (``AgentConfig.algorithm = 'sac'`` or
+    ``'crossq_sac'``; Haarnoja et al. 2018, "Soft Actor-Critic Algorithms and Applications").
+
+    alpha starts at ``initial_temperature`` and, with ``learn_temperature``, follows Adam (learning rate
+    ``temperature_lr``, None: the actor's) on ``-log alpha * (log pi + target_entropy)``; ``target_entropy`` None is
+    ``-action_dim`` (SB3's 'auto'). Without ``learn_temperature`` alpha stays fixed.
+    """
+
+    initial_temperature: float = 1.0
+    learn_temperature: bool = True
+    target_entropy: float | None = None
+    temperature_lr: float | None = None
+
+    def validate(self) -> None:
+        self._require(self.initial_temperature > 0, "initial_temperature", "> 0")
+        self._require(self.temperature_lr is None or self.temperature_lr > 0, "temperature_lr",
+                      "> 0 or None (the actor's learning rate)")
+
+
 @gin.configurable
 @dataclass(frozen=True)
 class ReplayConfig(_Validated):
     """Replay: preallocated ring buffer; learning starts once ``min_size`` transitions are stored.
 
     ``n_step`` > 1 stores k-step returns with their discount gamma^k (k <= n, shorter at episode
-    ends). ``prioritized`` samples proportionally to ``(|TD error| + priority_epsilon)^alpha`` with
-    importance weights ``(N P)^-beta`` normalised by their batch max, beta annealed linearly from
-    ``beta_start`` to 1 over ``beta_steps`` learning steps (Schaul et al. 2016); new transitions get
-    ``initial_priority``. ``buffer_life`` (the Reacher PER notebook) empties the buffer after that many sampled
+    ends). ``buffer_life`` (the Reacher PER notebook) empties the buffer after that many sampled
     batches (learning steps); None keeps it.
 
-    ``lap`` is TD7's loss-adjusted prioritized replay (Fujimoto et al. 2020): rows sampled proportionally to
-    ``max(max over critics |delta|, lap_min_priority)^lap_alpha`` (TD7: 0.4 and 1) without importance weights, new
-    rows at the largest priority so far (reset to the stored maximum at every hard target update), and the critics
-    learn with the LAP Huber loss (quadratic below ``lap_min_priority``, linear above) instead of the squared error.
+    ``sampler`` picks the rows of a batch (:func:`polyak.replay.make_sampler`):
+
+    * ``uniform``: uniformly over the stored rows.
+    * ``prioritized`` (Schaul et al. 2016): proportionally to ``(|TD error| + priority_epsilon)^alpha`` with
+      importance weights ``(N P)^-beta`` normalised by their batch max, beta annealed linearly from ``beta_start``
+      to 1 over ``beta_steps`` learning steps; new transitions get ``initial_priority``.
+    * ``lap``, TD7's loss-adjusted prioritized replay (Fujimoto et al. 2020): proportionally to
+      ``max(max over critics |delta|, lap_min_priority)^lap_alpha`` (TD7: 0.4 and 1) without importance weights,
+      new rows at the largest priority so far (reset to the stored maximum at every hard target update), and the
+      critics learn with the LAP Huber loss (quadratic below ``lap_min_priority``, linear above).
+
+    ``prioritized = True`` and ``lap = True`` are the deprecated spellings of ``sampler = 'prioritized'`` and
+    ``'lap'``: still accepted from gin, with a warning, and not fields (``config.json`` writes ``sampler``).
     """
 
     capacity: int = 1_000_000
     min_size: int = 1_000
     n_step: int = 1
-    prioritized: bool = False
+    sampler: Sampler = Sampler.UNIFORM.value  # type: ignore[assignment]
     alpha: float = 0.6
     beta_start: float = 0.4
     beta_steps: int = 100_000
     priority_epsilon: float = 1e-6
     initial_priority: InitialPriority = InitialPriority.MAX.value  # type: ignore[assignment]
     buffer_life: int | None = None
-    lap: bool = False
     lap_alpha: float = 0.4
     lap_min_priority: float = 1.0
+    prioritized: dataclasses.InitVar[bool] = _UNSET  # deprecated: sampler = 'prioritized'
+    lap: dataclasses.InitVar[bool] = _UNSET  # deprecated: sampler = 'lap'
+
+    def __post_init__(self, prioritized: Any, lap: Any) -> None:  # type: ignore[override]
+        booleans = {name: value for name, value in (("prioritized", prioritized), ("lap", lap))
+                    if value is not _UNSET}
+        if booleans:
+            sampler = sampler_from_booleans(self.sampler, booleans)
+            object.__setattr__(self, "sampler", sampler)
+            if isinstance(sampler, Sampler):
+                bound = " and ".join(f"ReplayConfig.{name} = {value}" for name, value in booleans.items())
+                verb = "are" if len(booleans) > 1 else "is"
+                print(f"polyak: warning: {bound} {verb} deprecated; use ReplayConfig.sampler = {sampler.value!r}",
+                      file=sys.stderr, flush=True)
+        super().__post_init__()
 
     def validate(self) -> None:
         self._require(self.capacity >= 1, "capacity", ">= 1")
@@ -403,10 +520,9 @@ class ReplayConfig(_Validated):
         self._require(0.0 <= self.beta_start <= 1.0, "beta_start", "in [0, 1]")
         self._require(self.beta_steps >= 1, "beta_steps", ">= 1")
         self._require(self.priority_epsilon > 0, "priority_epsilon", "> 0")
-        self._require(self.prioritized or self.initial_priority is InitialPriority.MAX, "initial_priority",
-                      "'max' unless prioritized is True")
+        self._require(self.sampler is Sampler.PRIORITIZED or self.initial_priority is InitialPriority.MAX,
+                      "initial_priority", "'max' unless sampler is 'prioritized'")
         self._require(self.buffer_life is None or self.buffer_life >= 1, "buffer_life", ">= 1 or None")
-        self._require(not (self.lap and self.prioritized), "lap", "False when prioritized is True (pick one)")
         self._require(self.lap_alpha >= 0, "lap_alpha", ">= 0")
         self._require(self.lap_min_priority > 0, "lap_min_priority", "> 0")
 
@@ -471,12 +587,29 @@ class TrainerConfig(_Validated):
     Training ends at ``max_env_steps``, ``max_episodes``, when the ``solve_window``-episode mean
     reaches ``solve_score``, or when an evaluation mean reaches ``eval_stop_score``.
 
+    The first ``start_steps`` env steps act uniformly at random; with ``random_until_episode_end`` the random actions
+    go on to the end of the episode running then (the first episode end of any env, with several), as TD7's code
+    does (the policy first acts in the episode after learning is allowed).
+
     ``env_id`` is a Gymnasium id or ``module:EnvId`` (Gymnasium's convention: import ``module``,
     then make ``EnvId``); ``env_kwargs`` go to the env's constructor, e.g. ``{'reset_noise_scale': 0.1}``.
 
     ``normalize_observations`` standardises observations with a running mean and variance of the collected
     data (frozen for evaluation; saved in checkpoints and exports), clipped to ±``observation_clip``.
     ``wandb_project`` also logs the scalars and the config to Weights & Biases (the ``wandb`` extra).
+
+    ``eval_max_episode_steps`` cuts evaluation episodes of an env without a time limit of its own (no
+    ``max_episode_steps``), which might never end one; a cut episode is scored by its return so far. An env
+    with a time limit ends its episodes itself and ignores it.
+
+    ``threads``: torch's intra-op threads for the run (``polyak train --threads N``); None leaves torch's own choice
+    (``OMP_NUM_THREADS``, else one per core). The default 1 is measured (``benchmarks/threads.py``,
+    ``benchmarks/results/threads_2cores.json`` and ``threads_16cores.json``): more threads gained at most 1.6x on
+    256-256 networks on an idle machine, while torch's default lost up to 67x when other processes kept every core
+    busy (16 threads on 16 cores), and 2 threads lost 1.9x on 2 busy cores. Wide networks gain most from threads
+    on an idle machine (2048-2048 critics: 1.9x with 2, 6x with 16), so set ``threads`` to your free cores there;
+    1 stays the default for them too, as the shipped configs are at most 400 wide, these critics are a GPU setting,
+    and 16 threads lost 2.3x on them on a busy machine. Ape-X (``--workers``) keeps its own learner rule.
     """
 
     env_id: str = "Pendulum-v1"
@@ -486,6 +619,7 @@ class TrainerConfig(_Validated):
     max_env_steps: int = 20_000
     max_episodes: int | None = None
     start_steps: int = 1_000
+    random_until_episode_end: bool = False
     learn_every: int = 1
     learn_steps: int = 1
     solve_score: float | None = None
@@ -503,6 +637,8 @@ class TrainerConfig(_Validated):
     normalize_observations: bool = False
     observation_clip: float = 10.0
     wandb_project: str | None = None
+    eval_max_episode_steps: int = 1_000
+    threads: int | None = 1
 
     def validate(self) -> None:
         self._require(bool(self.env_id.strip()), "env_id", "a non-empty Gymnasium id")
@@ -525,10 +661,12 @@ class TrainerConfig(_Validated):
                       "checkpoint_interval", ">= 1 or None")
         self._require(self.keep_checkpoints >= 1, "keep_checkpoints", ">= 1")
         self._require(self.log_interval >= 1, "log_interval", ">= 1")
+        self._require(self.eval_max_episode_steps >= 1, "eval_max_episode_steps", ">= 1")
+        self._require(self.threads is None or self.threads >= 1, "threads", ">= 1 or None (torch's own choice)")
 
 
 APEX_DEFAULTS = (
-    "ReplayConfig.prioritized = True",
+    "ReplayConfig.sampler = 'prioritized'",
     "ReplayConfig.initial_priority = 'td_error'",
     "ReplayConfig.n_step = 3",
 )
@@ -600,17 +738,31 @@ class Configs:
     critic: NetworkConfig
     replay: ReplayConfig
     noise: NoiseConfig
+    td7: TD7Config = dataclasses.field(default_factory=TD7Config)
+    sac: SACConfig = dataclasses.field(default_factory=SACConfig)
 
     def validate(self) -> None:
+        if self.agent.algorithm in (Algorithm.SAC, Algorithm.CROSSQ_SAC):
+            if self.noise.kind is not NoiseKind.NONE:
+                raise ConfigError(f"NoiseConfig.kind must be 'none' with AgentConfig.algorithm = "
+                                  f"'{self.agent.algorithm.value}' (the policy explores by sampling)")
+            if self.agent.algorithm is Algorithm.SAC and self.agent.policy_delay != 1:
+                raise ConfigError("AgentConfig.policy_delay must be 1 with AgentConfig.algorithm = 'sac' "
+                                  "(use 'crossq_sac' for a delayed actor)")
+            if self.actor.noisy:
+                raise ConfigError("actor/NetworkConfig.noisy must be False with a stochastic (SAC) actor")
+        if self.agent.algorithm is Algorithm.TD7 and (self.critic.batch_renorm or self.actor.batch_renorm):
+            raise ConfigError("NetworkConfig.batch_renorm is CrossQ's (AgentConfig.algorithm = 'crossq'); "
+                              "the td7 algorithm does not run it")
         if self.critic.noisy:
             raise ConfigError("critic/NetworkConfig.noisy must be False: NoisyNet applies to the actor only "
                               "(bind actor/NetworkConfig.noisy)")
         if (self.critic.avg_l1_norm or self.critic.batch_renorm) and self.critic.action_layer != 0:
             raise ConfigError("critic/NetworkConfig.action_layer must be 0 with avg_l1_norm or batch_renorm "
                               "(the critic's input layer takes [s, a])")
-        if self.replay.lap and self.replay.initial_priority is not InitialPriority.MAX:
-            raise ConfigError("ReplayConfig.initial_priority must be 'max' with lap (LAP's new rows take the "
-                              "largest priority)")
+        if self.replay.sampler is Sampler.LAP and self.replay.initial_priority is not InitialPriority.MAX:
+            raise ConfigError("ReplayConfig.initial_priority must be 'max' with sampler 'lap' (LAP's new rows take "
+                              "the largest priority)")
         if self.agent.batch_size > self.replay.capacity:
             raise ConfigError(
                 f"AgentConfig.batch_size ({self.agent.batch_size}) is larger than "
@@ -631,6 +783,8 @@ def build_configs() -> Configs:
         critic=critic,
         replay=ReplayConfig(),
         noise=NoiseConfig(),
+        td7=TD7Config(),
+        sac=SACConfig(),
     )
     configs.validate()
     return configs

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from polyak.config import NoiseConfig
-from polyak.learner import frozen_copy, mode_sensitive
-from polyak.networks import Actor, exploring, perturbable_parameters
+from polyak.modes import frozen_copy, mode_sensitive
+from polyak.networks import Actor, SquashedGaussianActor, exploring, perturbable_parameters
 from polyak.noise import ExplorationNoise
 
 
@@ -32,6 +32,8 @@ class Explorer:
         self.device = next(policy.parameters()).device
         self.noisy = noisy_generator is not None
         self._mode_matters = mode_sensitive(policy)
+        # A stochastic (SAC) actor explores by sampling its policy, with N(0, 1) draws from this generator.
+        self.sampling_rng = rng if isinstance(policy, SquashedGaussianActor) else None
         self.noise = ExplorationNoise(noise, num_envs, int(policy.head.out_features), rng)
         # Parameter-space noise: the perturbed actor acts; a scratch copy measures the distance.
         self.perturbed_actor: Actor | None = None
@@ -74,6 +76,11 @@ class Explorer:
         if self.policy.training and self._mode_matters:  # eval(): BatchNorm uses running statistics
             self.policy.eval()
         obs_t = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        if explore and self.sampling_rng is not None:
+            assert isinstance(actor, SquashedGaussianActor)
+            draws = self.sampling_rng.standard_normal((obs_t.shape[0], int(actor.head.out_features)))
+            action, _ = actor.sample(obs_t, torch.as_tensor(draws, dtype=torch.float32, device=self.device))
+            return action.cpu().numpy().astype(np.float64)
         if self.noisy:
             with exploring(actor, explore):
                 action = actor(obs_t).cpu().numpy().astype(np.float64)
@@ -105,6 +112,8 @@ class Explorer:
 
     def state_dict(self) -> dict[str, Any]:
         state: dict[str, Any] = {"noise": self.noise.state_dict()}
+        if self.sampling_rng is not None:
+            state["policy_sampling"] = {"rng": self.sampling_rng.bit_generator.state}
         if self.perturbed_actor is not None:
             state["perturbed_actor"] = self.perturbed_actor.state_dict()
             state["param_noise"] = {
@@ -116,6 +125,8 @@ class Explorer:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.noise.load_state_dict(state["noise"])
+        if self.sampling_rng is not None:
+            self.sampling_rng.bit_generator.state = state["policy_sampling"]["rng"]
         if self.perturbed_actor is not None:
             self.perturbed_actor.load_state_dict(state["perturbed_actor"])
             self._explore_steps = int(state["param_noise"]["explore_steps"])

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from safetensors.torch import save_file
 
 from polyak import __version__
-from polyak.errors import ConfigError
+from polyak.errors import ConfigError, PolyakError
 from polyak.normalization import CHECKPOINT_KEY
 from polyak.playback import ACTOR_FILE, INFO_FILE, load_run_policy, resolve_checkpoint
 from polyak.run_dir import RunDir
@@ -57,12 +59,40 @@ def _check_out(run: RunDir, out_dir: Path, overwrite: bool) -> None:
         raise ConfigError(f"--out {out_dir} holds an earlier export; add --overwrite to replace it")
 
 
+def _warn(text: str) -> None:
+    print(f"polyak: warning: {text}", file=sys.stderr, flush=True)
+
+
+def checkpoint_updates(checkpoint: Path) -> int | None:
+    """The gradient updates the agent of ``checkpoint`` had made (None when its state.json does not say)."""
+    from polyak.checkpoint import META_FILE
+    from polyak.safe_files import read_json
+
+    def find(tree: Any) -> int | None:
+        if isinstance(tree, dict):
+            tree = tree.get("__dict__", tree)
+            if isinstance(tree.get("updates"), int):
+                return int(tree["updates"])
+            for value in tree.values():
+                if (found := find(value)) is not None:
+                    return found
+        return None
+
+    try:
+        state = read_json(checkpoint / META_FILE, checkpoint).get("state", {})
+        return find(state.get("__dict__", state).get("agent"))
+    except (PolyakError, AttributeError):
+        return None
+
+
 def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
-                  formats: tuple[str, ...] = ("safetensors",), overwrite: bool = False) -> Path:
+                  formats: tuple[str, ...] = ("safetensors",), overwrite: bool = False,
+                  warn: Callable[[str], None] = _warn) -> Path:
     """Write a run's actor (by default from its best checkpoint) and everything needed to use and share it.
 
     ``out_dir`` must be new or empty, or hold an earlier export and ``overwrite`` be set (its files are replaced,
-    a ``policy.onnx`` left from an ONNX export removed when this export writes none)."""
+    a ``policy.onnx`` left from an ONNX export removed when this export writes none). An actor that never learned
+    (0 updates: the run stopped within its random start steps) is exported with a ``warn`` line."""
     from polyak.model_card import model_card
 
     unknown = [f for f in formats if f not in FORMATS]
@@ -72,6 +102,9 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
     _check_out(run, out_dir, overwrite)
     checkpoint_path = resolve_checkpoint(run, checkpoint)
     policy, actor_key = load_run_policy(run.path, checkpoint_path, "cpu")  # what evaluation ran (TD7: checkpoint)
+    if checkpoint_updates(checkpoint_path) == 0:
+        warn(f"checkpoint {checkpoint_path.name} of {run.path} has 0 updates: the exported actor is untrained "
+             "(its run had not yet learned; export a later checkpoint or train longer)")
     if "onnx" in formats:
         from polyak.onnx_export import require_onnx
 

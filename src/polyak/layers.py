@@ -38,6 +38,12 @@ class AvgL1Norm(nn.Module):
         return f"eps={self.eps}"
 
 
+def safe_sqrt(x: torch.Tensor) -> torch.Tensor:
+    """``sqrt(x)`` for ``x >= 0`` whose gradient at 0 is 0 instead of infinite (so ``0 * grad`` is not NaN)."""
+    positive = x > 0
+    return torch.where(positive, torch.where(positive, x, torch.ones_like(x)).sqrt(), torch.zeros_like(x))
+
+
 class BatchRenorm1d(nn.Module):
     """Batch Renormalization (Ioffe 2017) with CrossQ's settings (Bhatt et al. 2024).
 
@@ -47,9 +53,14 @@ class BatchRenorm1d(nn.Module):
 
         r = stopgrad(clip(std_B / std_R, 1/r_max, r_max))
         d = stopgrad(clip((mu_B - running_mean) / std_R, -d_max, d_max))
-        mean = mu_B - d * std_B / r;   var = var_B / r**2      (after warmup)
+        mean = mu_B - d * sqrt(var_B) / r;   var = var_B / r**2      (after warmup)
         mean = mu_B;                   var = var_B             (warmup: plain batch norm)
         y = (x - mean) / sqrt(var + eps) * weight + bias
+
+    The mean term uses ``sqrt(var_B)`` without ``eps``, as both references do (the CrossQ authors' Flax
+    ``BatchRenorm`` and sb3-contrib's); its gradient is taken as 0 where ``var_B = 0`` (a feature constant over the
+    batch, e.g. a ReLU unit dead for the whole batch), where the references' gradient is NaN (``0 * inf``). The
+    forward values are the references' everywhere.
 
     Warmup covers the first ``warmup_steps`` train-mode calls: renormalization is on once ``steps >= warmup_steps``
     (the reference's test; sb3-contrib's ``>`` starts one call later). Every train-mode call then updates
@@ -127,7 +138,7 @@ class BatchRenorm1d(nn.Module):
                 r = (batch_std / running_std).clamp(1.0 / self.r_max, self.r_max)
                 d = ((batch_mean - running_mean) / running_std).clamp(-self.d_max, self.d_max)
             renorm = self.steps >= self.warmup_steps  # 0-d bool tensor: no host sync
-            mean = torch.where(renorm, batch_mean - d * batch_std / r, batch_mean)
+            mean = torch.where(renorm, batch_mean - d * safe_sqrt(batch_var) / r, batch_mean)
             var = torch.where(renorm, batch_var / r.square(), batch_var)
             with torch.no_grad():
                 running_mean.lerp_(batch_mean.detach(), self.momentum)

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyak.config import Configs
+from polyak.config import Algorithm, Configs, Sampler
 
 
 def algorithm(configs: Configs) -> str:
-    """DDPG, TD3, TD7 (SALE on) or CrossQ (no target networks, batch-renormalized critics), with the switches that
-    differ from it, as the configs set them."""
+    """DDPG, TD3, TD7 or CrossQ (``AgentConfig.algorithm``; TD3 is DDPG with its three switches on), with the
+    switches that differ from it, as the configs set them."""
     agent = configs.agent
     td3 = agent.n_critics >= 2 and agent.policy_delay >= 2 and agent.target_policy_noise is not None
-    name = "TD3" if td3 else "DDPG"
+    name = {Algorithm.DDPG: "TD3" if td3 else "DDPG", Algorithm.TD7: "TD7", Algorithm.CROSSQ: "CrossQ",
+            Algorithm.SAC: "SAC", Algorithm.CROSSQ_SAC: "CrossQ (SAC mode)"}[agent.algorithm]
     extras = []
-    if agent.sale:
-        name = "TD7"
-        if not agent.checkpoint_policy:
-            extras.append("without the checkpoint policy")
-    elif not agent.target_networks and configs.critic.batch_renorm:
-        name = "CrossQ"
-    if configs.replay.prioritized:
+    if agent.algorithm is Algorithm.TD7:
+        parts = (("SALE", configs.td7.sale), ("the checkpoint policy", configs.td7.checkpoint_policy))
+        extras += [f"without {part}" for part, on in parts if not on]
+    if configs.replay.sampler is Sampler.PRIORITIZED:
         extras.append("prioritized replay")
     if configs.replay.n_step > 1:
         extras.append(f"{configs.replay.n_step}-step returns")

@@ -22,6 +22,7 @@ from torch import nn
 
 from polyak.config import Activation, BiasInit, NetworkConfig, WeightInit
 from polyak.layers import BatchRenorm1d, avg_l1_norm
+from polyak.losses import squashed_gaussian_log_prob
 
 
 def make_activation(config: NetworkConfig) -> nn.Module:
@@ -219,6 +220,10 @@ class Actor(nn.Module):
         self.hidden_dtype: torch.dtype | None = None  # set by the agent for reduced-precision hidden layers
 
     def forward(self, obs: torch.Tensor, zs: torch.Tensor | None = None) -> torch.Tensor:
+        return torch.tanh(self.head(self.latent(obs, zs)))
+
+    def latent(self, obs: torch.Tensor, zs: torch.Tensor | None = None) -> torch.Tensor:
+        """The last hidden layer's output (float32), what the head reads."""
         with hidden_precision(self.hidden_dtype, obs):
             x = self.input_norm(obs)
             if self.input_renorm is not None:
@@ -230,7 +235,34 @@ class Actor(nn.Module):
                     zs = self.state_encoder(obs)
                 x = torch.cat((x, zs.to(x.dtype)), dim=-1)
             x = self.backbone(x)
-        return torch.tanh(self.head(x.float()))
+        return x.float()
+
+
+LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0  # SAC's clamp of the policy's log standard deviation (as SB3)
+
+
+class SquashedGaussianActor(Actor):
+    """SAC's stochastic policy (Haarnoja et al. 2018): ``a = tanh(u)``, ``u ~ N(mu(s), sigma(s)^2)`` per dimension,
+    from the same backbone as :class:`Actor` (``head`` gives the mean, ``log_std_head`` the log standard deviation,
+    clamped to ``[-20, 2]``). ``forward`` is the deterministic action ``tanh(mu(s))`` (evaluation, export);
+    :meth:`sample` draws with the reparameterization trick and gives ``log pi(a|s)``."""
+
+    def __init__(self, obs_dim: int, action_dim: int, config: NetworkConfig, generator: torch.Generator,
+                 noise_generator: torch.Generator | None = None, state_encoder: nn.Module | None = None) -> None:
+        super().__init__(obs_dim, action_dim, config, generator, noise_generator, state_encoder)
+        self.log_std_head = nn.Linear(self.head.in_features, action_dim)
+        init_linear(self.log_std_head, config, output=True, generator=generator)
+
+    def distribution(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean, log standard deviation) of the Gaussian before the tanh."""
+        x = self.latent(obs)
+        return self.head(x), self.log_std_head(x).clamp(LOG_STD_MIN, LOG_STD_MAX)
+
+    def sample(self, obs: torch.Tensor, standard_normal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(action, log pi(action|s)) for ``u = mean + std * standard_normal`` (gradients reach the weights)."""
+        mean, log_std = self.distribution(obs)
+        gaussian = mean + log_std.exp() * standard_normal
+        return torch.tanh(gaussian), squashed_gaussian_log_prob(mean, log_std, gaussian)
 
 
 class Critic(nn.Module):

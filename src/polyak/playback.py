@@ -3,17 +3,18 @@ agent) and run it without exploration. Loading reads JSON and safetensors only, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from polyak.algorithms import build_actor, evaluation_actor_key
 from polyak.checkpoint import META_FILE, describe_mismatch, load_checkpoint
-from polyak.config import Configs
+from polyak.config import Configs, TrainerConfig
 from polyak.errors import CheckpointError, ConfigError, not_a_directory
-from polyak.evaluation import run_episodes
-from polyak.learner import build_actor, evaluation_actor_key
+from polyak.evaluation import cut_warning, never, run_episodes, time_limit
 from polyak.networks import Actor
 from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
 from polyak.normalization import ObservationNormalizer
@@ -50,7 +51,7 @@ def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: 
     """An actor shaped like the learner's (``configs.actor``; with TD7's SALE, its state encoder) holding
     ``actor_state``, in eval mode (CrossQ's batch renormalization uses its running statistics); refuses mismatched
     shapes."""
-    actor = build_actor(obs_dim, action_dim, configs.agent, configs.actor).to(device)
+    actor = build_actor(obs_dim, action_dim, configs.agent, configs.actor, configs.td7).to(device)
     mismatch = describe_mismatch(actor.state_dict(), actor_state)
     if mismatch:
         raise CheckpointError(f"checkpoint does not match the actor config: {mismatch}")
@@ -61,7 +62,7 @@ def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: 
 def evaluated_actor_key(configs: Configs, agent: dict[str, Any]) -> str:
     """The entry of a checkpoint's ``agent`` holding the policy evaluation ran: TD7's ``checkpoint_actor`` once the
     checkpoint policy has taken a checkpoint, else ``actor`` (what TD7 evaluates before its first checkpoint)."""
-    key = evaluation_actor_key(configs.agent)
+    key = evaluation_actor_key(configs.agent, configs.td7)
     if key != "actor":
         assessment = agent.get("checkpoint_policy")
         if not isinstance(assessment, dict) or int(assessment.get("checkpoints", 0)) == 0:
@@ -187,8 +188,14 @@ def load_policy(source: str | Path | None, checkpoint: str | Path | None = None,
     return load_policy_from_run(path, checkpoint, device)
 
 
-def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs: int | None = None) -> list[float]:
-    """Episode scores of the policy on fresh envs (default: one episode per env)."""
+def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs: int | None = None,
+               max_episode_steps: int = TrainerConfig.eval_max_episode_steps, should_stop: Callable[[], bool] = never,
+               cap_setting: str = "run_policy's max_episode_steps") -> list[float]:
+    """Episode scores of the policy on fresh envs (default: one episode per env).
+
+    On an env without a time limit, episodes are cut at ``max_episode_steps`` (one warning naming
+    ``cap_setting``); :class:`~polyak.evaluation.EvaluationStopped` when ``should_stop`` returns True first.
+    """
     from polyak.envs import make_env
 
     env = make_env(policy.env_id, num_envs or policy.num_envs, **policy.env_kwargs)
@@ -197,6 +204,14 @@ def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs:
         expected = actor_obs_dim(policy.actor)
         if obs_dim != expected:
             raise CheckpointError(f"policy expects {expected} observations, env gives {obs_dim}")
-        return run_episodes(env, policy, episodes or env.num_envs, seed)
+        cap = None if time_limit(env) is not None else max_episode_steps
+        warned: list[bool] = []
+
+        def warn_once() -> None:
+            if not warned:
+                warned.append(True)
+                print(cut_warning(env, cap, "test", cap_setting), flush=True)
+
+        return run_episodes(env, policy, episodes or env.num_envs, seed, cap, should_stop, warn_once)
     finally:
         env.close()

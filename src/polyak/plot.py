@@ -25,6 +25,13 @@ _SEED_LINE = re.compile(r"^TrainerConfig\.(seed|run_name|runs_root|progress_bar)
 
 
 _NOT_THE_CONFIG = ("seed", "run_name", "runs_root", "progress_bar", "wandb_project")
+DEFAULT_NAME = "curves.png"
+
+
+def default_plot_path(run_dirs: list[Path]) -> Path:
+    """``polyak plot``'s ``--out`` when none is given: ``curves.png`` in the run directory for one run, in the
+    current directory for several."""
+    return run_dirs[0] / DEFAULT_NAME if len(run_dirs) == 1 else Path(DEFAULT_NAME)
 
 
 @dataclass

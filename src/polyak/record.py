@@ -21,6 +21,17 @@ from polyak.errors import EnvError, PolyakError
 from polyak.policy import Policy
 
 FORMATS = (".gif", ".mp4")
+DEFAULT_NAME = "video.mp4"
+
+
+def default_video_path(run: str | Path | None) -> Path:
+    """``polyak record``'s ``--out`` when none is given: ``video.mp4`` in the run directory when ``run`` is one,
+    else (a checkpoint, an exported agent, the pretrained agent) in the current directory."""
+    from polyak.run_dir import RunDir
+
+    if run is not None and Path(run).is_dir() and RunDir(run).holds_a_run():
+        return Path(run) / DEFAULT_NAME
+    return Path(DEFAULT_NAME)
 
 
 def accepts_size(env_id: str) -> bool:

@@ -65,7 +65,9 @@ class RunDir:
 
     def create(self, operative_config: str, configs: Configs | None = None, apex: Any = None) -> None:
         """Take the run's writer lock, make the directory and write ``config.gin`` and ``config.json`` (when
-        given); one clear error when it cannot or when another process writes here."""
+        given); one clear error when it cannot or when another process writes here. ``config.gin`` is written
+        when the run starts only: a resumed run (one with checkpoints) keeps the one its start wrote, since gin
+        parses no config on resume and its operative config would be an empty skeleton."""
         from polyak.config_json import write_config
         from polyak.runlock import RunLock
 
@@ -73,7 +75,7 @@ class RunDir:
             self._lock = RunLock(self.path).acquire()  # held as long as this object (the run) lives
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            if operative_config:
+            if operative_config and not self.holds_a_run():
                 self.config_gin.write_text(operative_config)
             if configs is not None:
                 write_config(self.path, configs, apex)

@@ -14,7 +14,7 @@ import dataclasses
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,32 +22,26 @@ from typing import Any
 import numpy as np
 import torch
 
-from polyak import __version__
 from polyak.agent import Agent
 from polyak.checkpointer import Checkpointer
 from polyak.collector import Collector, EnvStepError
 from polyak.config import Configs
+from polyak.device import slow_precision
 from polyak.envs import make_env
 from polyak.errors import CheckpointError, PolyakError
+from polyak.evaluation import EvaluationStopped, never
 from polyak.evaluator import Evaluator
-from polyak.learner import slow_precision
 from polyak.logger import Logger
 from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
 from polyak.normalization import ObservationNormalizer
 from polyak.progress import Progress, Summary
 from polyak.replay import Replay
 from polyak.run_dir import RunDir
+from polyak.run_parts import build_agent, build_run_parts
 from polyak.schedule import Every
 from polyak.scores import ScoreBoard
-from polyak.seeding import run_streams
-from polyak.spaces import env_spaces
 
 __all__ = ["Summary", "Trainer", "build_agent", "evaluate_and_log", "stop_signals"]
-
-
-def build_agent(configs: Configs, obs_dim: int, action_dim: int, seed: np.random.SeedSequence) -> Agent:
-    return Agent(obs_dim, action_dim, configs.trainer.num_envs, configs.agent, configs.actor, configs.critic,
-                 configs.noise, seed, configs.replay)
 
 
 def agent_state(agent: Agent, normalizer: ObservationNormalizer | None) -> dict[str, Any]:
@@ -59,11 +53,13 @@ def agent_state(agent: Agent, normalizer: ObservationNormalizer | None) -> dict[
 
 
 def evaluate_and_log(evaluator: Evaluator, agent: Agent, progress: Progress, checkpointer: Checkpointer,
-                     env_steps: int, logger: Logger, normalizer: ObservationNormalizer | None = None) -> bool:
-    """One evaluation of the greedy policy: keep the best agent, log it; True when it reaches ``eval_stop_score``."""
+                     env_steps: int, logger: Logger, normalizer: ObservationNormalizer | None = None,
+                     should_stop: Callable[[], bool] = never) -> bool:
+    """One evaluation of the greedy policy: keep the best agent, log it; True when it reaches ``eval_stop_score``.
+    EvaluationStopped, with nothing logged, when ``should_stop`` says so first."""
     greedy = agent.greedy  # TD7's checkpoint policy when AgentConfig.checkpoint_policy is on
     policy = greedy if normalizer is None else (lambda obs: greedy(normalizer.normalize(obs)))  # frozen statistics
-    score = evaluator.evaluate(policy, len(progress.eval_scores))
+    score = evaluator.evaluate(policy, len(progress.eval_scores), should_stop)
     if progress.is_best(score):
         checkpointer.save_best(agent_state(agent, normalizer), env_steps)
     return progress.evaluation(score, env_steps, logger)
@@ -91,40 +87,33 @@ class Trainer:
         self.directory = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
         self.run_dir = self.directory.path
         cfg = configs.trainer
-        torch.manual_seed(cfg.seed)
-        streams = run_streams(cfg.seed)
         env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
-        self.obs_dim = int(env.single_observation_space.shape[0])
-        self.action_dim = int(env.single_action_space.shape[0])
-        self.spaces = env_spaces(env)
-        self.normalizer = (ObservationNormalizer(self.obs_dim, cfg.observation_clip)
-                           if cfg.normalize_observations else None)
         try:
-            self.evaluator = (Evaluator(make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs), cfg.eval_episodes,
-                                        streams.evaluation_seed)
-                              if cfg.eval_interval is not None else None)
-            self.agent = build_agent(configs, self.obs_dim, self.action_dim, streams.agent)
+            parts = build_run_parts(configs, self.directory, env)
         except BaseException:
             env.close()
             raise
+        streams = parts.streams
+        self.obs_dim, self.action_dim, self.spaces = parts.obs_dim, parts.action_dim, parts.spaces
+        self.evaluator, self.agent, self.checkpointer = parts.evaluator, parts.agent, parts.checkpointer
+        self.normalizer = (ObservationNormalizer(self.obs_dim, cfg.observation_clip)
+                           if cfg.normalize_observations else None)
         self.learner, self.explorer = self.agent.learner, self.agent.explorer
         self.replay = Replay(configs.replay, configs.agent.gamma, cfg.num_envs, self.obs_dim, self.action_dim,
-                             np.random.default_rng(streams.sampler), max_priority_reset=configs.agent.hard_target_every)
+                             np.random.default_rng(streams.sampler), hard_target_every=self.learner.hard_target_every)
         self.collector = Collector(
             env, self.explorer, self._store, ScoreBoard(cfg.num_envs, cfg.solve_window, cfg.score_mean_over_envs),
             env_seed=streams.env_seed, random_steps=cfg.start_steps,
             random_rng=np.random.default_rng(streams.exploration), normalizer=self.normalizer,
             on_restart=self.replay.assembler.clear,  # resume that abandons episodes drops their windows
+            random_until_episode_end=cfg.random_until_episode_end,
         )
         self.progress = Progress(cfg, self.collector.scores)
-        self.checkpointer = Checkpointer(self.directory, cfg.keep_checkpoints, {
-            "polyak_version": __version__, "env_id": cfg.env_id, "obs_dim": self.obs_dim,
-            "action_dim": self.action_dim, "num_envs": cfg.num_envs, "spaces": self.spaces.to_json(),
-        })
         self.metrics: dict[str, torch.Tensor] = {}  # of the newest learning step
         self.elapsed = 0.0
         self.metrics_bytes = 0
         self._stop_signal: str | None = None
+        self._eval_pending = False  # a signal cut the evaluation due at these env steps short: redo it first
         try:
             self.directory.create(operative_config, configs)
         except PolyakError:
@@ -166,8 +155,14 @@ class Trainer:
 
     def _evaluate_and_log(self, logger: Logger) -> bool:
         assert self.evaluator is not None
-        return evaluate_and_log(self.evaluator, self.agent, self.progress, self.checkpointer, self.env_steps, logger,
-                                self.normalizer)
+        try:
+            stop = evaluate_and_log(self.evaluator, self.agent, self.progress, self.checkpointer, self.env_steps,
+                                    logger, self.normalizer, lambda: self._stop_signal is not None)
+        except EvaluationStopped:  # a signal: the run checkpoints without it and a resume redoes it
+            self._eval_pending = True
+            return False
+        self._eval_pending = False
+        return stop
 
     # ------------------------------------------------------------------ checkpoints
     def _state(self) -> dict[str, Any]:
@@ -176,7 +171,7 @@ class Trainer:
             "replay": self.replay.state_dict(),
             "trainer": {
                 **self.collector.state_dict(), **self.progress.state_dict(), "torch_rng": torch.get_rng_state(),
-                "elapsed": self.elapsed, "metrics_bytes": self.metrics_bytes,
+                "elapsed": self.elapsed, "metrics_bytes": self.metrics_bytes, "eval_pending": self._eval_pending,
                 "metrics": {k: v.detach().cpu() for k, v in self.metrics.items()},
             },
         }
@@ -201,6 +196,7 @@ class Trainer:
             self.progress.load_state_dict(trainer)
             self.elapsed = float(trainer["elapsed"])
             self.metrics_bytes = int(trainer["metrics_bytes"])
+            self._eval_pending = bool(trainer.get("eval_pending", False))
             self.metrics = {k: v.to(self.learner.device) for k, v in trainer["metrics"].items()}
             warnings = self.collector.load_state_dict(trainer)
         except (KeyError, TypeError) as error:
@@ -247,7 +243,8 @@ class Trainer:
         evaluate, checkpoint = Every(cfg.eval_interval, start), Every(cfg.checkpoint_interval, start)
         log = Every(cfg.log_interval, start)
         last_log_steps, last_log_time = start, time.perf_counter()
-        while self.env_steps < cfg.max_env_steps and self._stop_signal is None:
+        redone = self._eval_pending and self.evaluator is not None and self._evaluate_and_log(logger)
+        while not redone and self.env_steps < cfg.max_env_steps and self._stop_signal is None:
             try:
                 step = self.collector.step()
             except EnvStepError as error:

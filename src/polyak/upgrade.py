@@ -3,17 +3,23 @@
 Older polyak kept only ``config.gin``. Parsing it runs gin, which executes ``import`` statements and
 follows ``include``, so it happens here once, only after the user confirms (or passes ``--trust``);
 every later load reads the JSON.
+
+A ``config.json`` with settings of an older version (the replay booleans ``prioritized``/``lap``, now
+``ReplayConfig.sampler``) loads as it is; ``upgrade`` rewrites those settings in place, one line of explanation
+each, without asking (reading JSON runs no code).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyak.config_json import CONFIG_FILE, configs_to_json
+from polyak.config_json import CONFIG_FILE, MAX_CONFIG_BYTES, configs_from_dict, configs_to_json, legacy_rewrites
 from polyak.errors import CheckpointError, ConfigError
+from polyak.safe_files import read_json
 
 if TYPE_CHECKING:
     from polyak.config import Configs
@@ -29,13 +35,15 @@ def _ask(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def upgrade(path: Path, trust: bool = False, ask: Callable[[str], bool] = _ask) -> Path:
-    """Write ``path/config.json`` from ``path/config.gin``; returns the JSON file's path."""
+def upgrade(path: Path, trust: bool = False, ask: Callable[[str], bool] = _ask,
+            say: Callable[[str], None] = print) -> Path:
+    """Write ``path/config.json`` from ``path/config.gin``, or rewrite the old settings of an existing
+    ``config.json`` (each change explained through ``say``); returns the JSON file's path."""
     if not path.is_dir():
         raise CheckpointError(f"{path} does not exist")
     target = path / CONFIG_FILE
     if target.exists():
-        raise CheckpointError(f"{path} already has {CONFIG_FILE}; nothing to upgrade")
+        return _rewrite_json(path, target, say)
     config_file = path / "config.gin"
     if not config_file.is_file():
         raise CheckpointError(f"{path} is not a polyak run directory or exported agent (no config.gin)")
@@ -50,6 +58,29 @@ def upgrade(path: Path, trust: bool = False, ask: Callable[[str], bool] = _ask) 
         temporary.replace(target)
     except OSError as error:
         raise CheckpointError(f"cannot write {target}: {error.strerror or error}") from None
+    return target
+
+
+def _rewrite_json(path: Path, target: Path, say: Callable[[str], None]) -> Path:
+    """Today's names for the old settings of ``target``; the rest of the file stays as it is."""
+    data = read_json(target, path, MAX_CONFIG_BYTES)
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{target} is damaged: the configuration must be a JSON object")
+    rewritten, notes = legacy_rewrites(data)
+    if not notes:
+        raise CheckpointError(f"{path} already has an up-to-date {CONFIG_FILE}; nothing to upgrade")
+    try:
+        configs_from_dict(rewritten)  # never write a file that does not load
+    except ConfigError as error:
+        raise CheckpointError(f"{target} is damaged: {error}") from None
+    temporary = path / f".{CONFIG_FILE}.tmp"
+    try:
+        temporary.write_text(json.dumps(rewritten, indent=2, sort_keys=True) + "\n")
+        temporary.replace(target)
+    except OSError as error:
+        raise CheckpointError(f"cannot write {target}: {error.strerror or error}") from None
+    for note in notes:
+        say(f"polyak: {target}: {note}")
     return target
 
 

@@ -17,17 +17,26 @@ from typing import Any
 from polyak.errors import ConfigError, PolyakError
 
 STEP_KEY = "env_steps"
+INSTALL = "pip install -e '.[wandb]'"  # the README's command, run in polyak's clone
+
+
+def require_wandb(project: str | None) -> None:
+    """Refuse, in one line and before a run writes anything, a ``wandb_project`` without the wandb extra."""
+    if not project:
+        return
+    try:
+        import wandb  # noqa: F401
+    except ImportError:
+        raise ConfigError(f"TrainerConfig.wandb_project={project!r} needs the wandb extra: {INSTALL} "
+                          "(in polyak's clone; or pip install wandb)") from None
 
 
 class WandbSink:
     """One W&B run for one training run (resumed runs continue it: its id is kept in ``wandb_id``)."""
 
     def __init__(self, project: str, run_dir: Path) -> None:
-        try:
-            import wandb
-        except ImportError:
-            raise ConfigError(f"TrainerConfig.wandb_project={project!r} needs the wandb extra: "
-                              "pip install 'polyak[wandb]'") from None
+        require_wandb(project)
+        import wandb
         id_file = run_dir / "wandb_id"
         run_id = id_file.read_text().strip() if id_file.is_file() else secrets.token_hex(4)
         config_file = run_dir / "config.json"

@@ -21,7 +21,7 @@ def _configs(**replay):
 
 
 def test_worker_assembles_n_step_transitions_with_local_priorities():
-    configs = _configs(n_step=3, prioritized=True, initial_priority="td_error")
+    configs = _configs(n_step=3, sampler='prioritized', initial_priority="td_error")
     worker = RolloutWorker(configs, index=0, seed=1, random_steps=4, shards=[])
     batch, td, stats = worker.rollout(10)
     # 2 envs x 10 steps; a 3-step window completes from the 3rd step on: 2 x 8 transitions.
@@ -49,7 +49,7 @@ def test_worker_acts_with_pushed_weights():
 
 
 def test_replay_shard_prioritizes_by_td_error():
-    shard = ReplayShard(ReplayConfig(capacity=8, min_size=1, prioritized=True, alpha=1.0, priority_epsilon=1e-6),
+    shard = ReplayShard(ReplayConfig(capacity=8, min_size=1, sampler='prioritized', alpha=1.0, priority_epsilon=1e-6),
                         8, obs_dim=1, action_dim=1, seed=0)
     rows = Transitions(obs=np.arange(4.0)[:, None], action=np.zeros((4, 1)), reward=np.arange(4.0),
                        next_obs=np.zeros((4, 1)), terminated=np.zeros(4), discount=np.full(4, 0.9))

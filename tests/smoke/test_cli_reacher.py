@@ -63,7 +63,7 @@ def test_the_default_config_is_the_plain_ddpg_plus_its_changes(tmp_path):
     assert result.returncode == 0, result.stderr
     config = json.loads((run_dir / "config.json").read_text())
     assert config["trainer"]["num_envs"] == 20 and config["trainer"]["learn_steps"] == 10
-    assert config["replay"]["n_step"] == 3 and config["replay"]["prioritized"] is True
+    assert config["replay"]["n_step"] == 3 and config["replay"]["sampler"] == "prioritized"
     assert config["agent"]["tau"] == 0.02 and config["critic"]["layer_norm"] is True
     assert config["critic"]["grad_clip_norm"] == 1.0  # from the plain config
     summary = json.loads((run_dir / "summary.json").read_text())

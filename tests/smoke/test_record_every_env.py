@@ -30,7 +30,8 @@ WIDTH, HEIGHT = 64, 48
 
 def test_the_shipped_tasks_are_the_expected_ones():
     assert set(ENV_IDS) == {"Pendulum-v1", "MountainCarContinuous-v0", "InvertedPendulum-v5", "HalfCheetah-v5",
-                            "Hopper-v5", "polyak/UnityReacher-v0", "pybullet_envs_gymnasium:HopperBulletEnv-v0"}
+                            "Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "polyak/UnityReacher-v0",
+                            "pybullet_envs_gymnasium:HopperBulletEnv-v0"}
 
 
 def _untrained_policy(env_id: str) -> Policy:

@@ -152,6 +152,6 @@ def assert_sigint_then_resume_is_exact(tmp_path, switches: list[str]) -> None:
 
 def test_resume_is_exact_with_prioritized_nstep_td3_and_ou_noise(tmp_path):
     assert_sigint_then_resume_is_exact(tmp_path, [
-        "--gin-param", "ReplayConfig.prioritized=True", "--gin-param", "ReplayConfig.n_step=3",
+        "--gin-param", "ReplayConfig.sampler='prioritized'", "--gin-param", "ReplayConfig.n_step=3",
         "--gin-param", "AgentConfig.n_critics=2", "--gin-param", "AgentConfig.policy_delay=2",
         "--gin-param", "AgentConfig.target_policy_noise=0.2", "--gin-param", "NoiseConfig.kind='ou'"])

@@ -1,4 +1,4 @@
-"""Exact resume with TD7's and CrossQ's switches on: a run stopped by SIGINT mid-training and continued with
+"""Exact resume with TD7's, CrossQ's and SAC's switches on: a run stopped by SIGINT mid-training and continued with
 --resume ends like an uninterrupted one (same metrics.csv, every network of the agent, the checkpoint-policy and
 LAP state), so SALE's encoder copies, the value clip range, the checkpoint actor and assessment, LAP's max
 priority and batch renormalization's statistics and step counters all round-trip through a checkpoint."""
@@ -23,13 +23,20 @@ BASE = ["TrainerConfig.max_env_steps=1400", "TrainerConfig.start_steps=300", "Re
         "TrainerConfig.progress_bar=False", "NetworkConfig.hidden_sizes=(32, 32)", "AgentConfig.batch_size=64"]
 SWITCHES = {
     "td7": ["AgentConfig.n_critics=2", "AgentConfig.policy_delay=2", "AgentConfig.target_policy_noise=0.2",
-            "AgentConfig.hard_target_every=50", "AgentConfig.value_clipping=True", "AgentConfig.sale=True",
-            "AgentConfig.sale_dim=16", "AgentConfig.sale_hidden=32", "AgentConfig.actor_objective='mean'",
-            "AgentConfig.checkpoint_policy=True", "NetworkConfig.avg_l1_norm=True", "ReplayConfig.lap=True",
+            "AgentConfig.algorithm='td7'", "TD7Config.checkpoint_training=False", "TD7Config.hard_target_every=50",
+            "TD7Config.value_clipping=True", "TD7Config.sale=True",
+            "TD7Config.sale_dim=16", "TD7Config.sale_hidden=32", "AgentConfig.actor_objective='mean'",
+            "TD7Config.checkpoint_policy=True", "NetworkConfig.avg_l1_norm=True", "ReplayConfig.sampler='lap'",
             "critic/NetworkConfig.activation='elu'", "critic/NetworkConfig.action_layer=0"],
-    "td7_episode_end_training": ["AgentConfig.checkpoint_training=True", "TrainerConfig.eval_interval=200"],
+    "td7_episode_end_training": ["TD7Config.checkpoint_training=True", "TrainerConfig.eval_interval=200"],
+    "sac": ["AgentConfig.algorithm='sac'", "NoiseConfig.kind='none'", "AgentConfig.n_critics=2",
+            "AgentConfig.policy_delay=1", "AgentConfig.target_policy_noise=None"],
+    "crossq_sac": ["AgentConfig.algorithm='crossq_sac'", "NoiseConfig.kind='none'", "AgentConfig.n_critics=2",
+                   "AgentConfig.policy_delay=3", "NetworkConfig.batch_renorm=True",
+                   "NetworkConfig.batch_renorm_warmup=400", "NetworkConfig.adam_beta1=0.5",
+                   "critic/NetworkConfig.action_layer=0"],
     "crossq": ["AgentConfig.n_critics=2", "AgentConfig.policy_delay=3", "AgentConfig.target_policy_noise=0.2",
-               "AgentConfig.target_networks=False", "AgentConfig.actor_objective='min'",
+               "AgentConfig.algorithm='crossq'", "AgentConfig.actor_objective='min'",
                "NetworkConfig.batch_renorm=True", "NetworkConfig.batch_renorm_warmup=400",
                "NetworkConfig.adam_beta1=0.5", "critic/NetworkConfig.action_layer=0"],
 }
@@ -87,7 +94,9 @@ def test_sigint_then_resume_is_exact(name, tmp_path, monkeypatch):
     assert (run_dir / "metrics.csv").read_bytes() == (reference / "metrics.csv").read_bytes()
     a, b = _final_agent(reference), _final_agent(run_dir)
     td7 = {"encoders", "value_clipper", "checkpoint_actor", "checkpoint_policy", "encoder_optim"}
-    expected = {"td7": td7, "td7_episode_end_training": td7, "crossq": set()}[name]
+    sac = {"log_alpha", "alpha_optim", "policy_sampling"}
+    expected = {"td7": td7, "td7_episode_end_training": td7, "crossq": set(), "sac": sac | {"critic_target"},
+                "crossq_sac": sac}[name]
     assert expected <= set(a)
     if name == "crossq":
         assert "actor_target" not in a and any(k.endswith("steps") for k in a["critic"])

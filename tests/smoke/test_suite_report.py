@@ -40,3 +40,138 @@ def test_the_markdown_table_has_a_line_per_task():
     assert len(table) == 2 + len(suite.TASKS)
     for task in suite.TASKS:
         assert any(line.startswith(f"| {task} |") for line in table)
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+# rliable comes with the bench extra; without it these tests are skipped.
+np = pytest.importorskip("numpy")
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+@pytest.fixture(scope="module")
+def committed() -> tuple[dict, dict]:
+    pytest.importorskip("rliable")
+    report = suite.collect()
+    return report, suite.suite_statistics(report)
+
+
+def synthetic(finals: dict[str, dict[str, list[float]]]) -> dict:
+    """A suite.json-shaped dict from final returns per task and row; each seed's curve rises to its final return."""
+    return {"tasks": {task: {"rows": {row: {"final_returns": values, "eval_returns": [[0.0, x / 2, x] for x in values]}
+                                      for row, values in rows.items()}}
+                      for task, rows in finals.items()}}
+
+
+def pairwise_improvement(x: list[float], y: list[float]) -> float:
+    """P(a run of x beats a run of y), ties counting half: the Mann-Whitney U over all pairs."""
+    return float(np.mean([[1.0 if a > b else 0.5 if a == b else 0.0 for b in y] for a in x]))
+
+
+def test_a_rows_statistics_match_numpy_on_the_committed_hopper_runs(committed):
+    report, stats = committed
+    data = report["tasks"]["Hopper-v5"]["rows"]["polyak_crossq"]
+    row = stats["tasks"]["Hopper-v5"]["rows"]["polyak_crossq"]
+    finals, curves = np.array(data["final_returns"]), data["eval_returns"]
+    assert row["seeds"] == len(finals) and row["seeds_asked"] == 5
+    assert row["mean_final_return"] == pytest.approx(finals.mean())
+    assert row["iqm_final_return"] == pytest.approx(scipy_stats.trim_mean(finals, 0.25))
+    if len(finals) == 3:  # trim_mean cuts int(0.25 * 3) = 0 values at each end: the IQM of 3 seeds is their mean
+        assert row["iqm_final_return"] == pytest.approx(finals.mean())
+    assert row["iqm_ci"][0] <= row["iqm_final_return"] <= row["iqm_ci"][1]
+    assert row["iqm_ci"][0] >= finals.min() and row["iqm_ci"][1] <= finals.max()
+    assert row["best_evaluation"] == pytest.approx(np.mean([max(c) for c in curves]))
+    assert row["mean_last_five_evaluations"] == pytest.approx(np.mean([np.mean(c[-5:]) for c in curves]))
+
+
+def test_the_iqm_of_five_seeds_is_the_mean_of_the_middle_three():
+    pytest.importorskip("rliable")
+    finals = [10.0, -400.0, 30.0, 20.0, 900.0]
+    row = suite.row_statistics("polyak_crossq", {"final_returns": finals, "eval_returns": [[x] for x in finals]})
+    assert row["iqm_final_return"] == pytest.approx(20.0)  # mean of 10, 20, 30
+    assert row["mean_final_return"] == pytest.approx(np.mean(finals))
+    assert row["iqm_ci"][0] <= 20.0 <= row["iqm_ci"][1]
+    assert row["seeds"] == row["seeds_asked"] == 5
+
+
+def test_the_bootstrap_is_reproducible_and_leaves_numpys_global_rng_alone():
+    pytest.importorskip("rliable")
+    scores = [[1.0], [5.0], [2.0], [8.0]]
+    np.random.seed(123)
+    state = np.random.get_state()[1].copy()
+    first = suite.iqm_interval(scores)
+    assert np.array_equal(np.random.get_state()[1], state)
+    assert suite.iqm_interval(scores) == first
+
+
+def test_the_normalized_iqm_pools_the_tasks_and_matches_a_hand_computation(committed):
+    report, stats = committed
+    entry = stats["normalized_iqm"]["polyak_crossq"]
+    assert entry["tasks"] == suite.tasks_with_runs(report, "polyak_crossq")
+    assert {"HalfCheetah-v5", "Hopper-v5"} <= set(entry["tasks"])
+    pooled = []
+    for task in entry["tasks"]:
+        published, random = suite.PUBLISHED_100K[task].best, suite.RANDOM_SCORES[task]
+        finals = report["tasks"][task]["rows"]["polyak_crossq"]["final_returns"][:entry["seeds_per_task"]]
+        pooled += [(x - random) / (published - random) for x in finals]
+    pooled = np.sort(pooled)
+    cut = int(0.25 * len(pooled))  # scipy's trim_mean: 6 values lose 1 at each end
+    assert entry["iqm"] == pytest.approx(pooled[cut:len(pooled) - cut].mean())
+    assert entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
+
+
+def test_the_probability_of_improvement_matches_pairwise_counts_and_is_a_half_over_itself(committed):
+    report, stats = committed
+    poi = stats["probability_of_improvement"]
+    assert (poi["row"], poi["over"]) == (suite.RECOMMENDED_ROW, suite.BASELINE_ROW)
+    by_hand = np.mean([pairwise_improvement(report["tasks"][t]["rows"][poi["row"]]["final_returns"],
+                                            report["tasks"][t]["rows"][poi["over"]]["final_returns"])
+                       for t in poi["tasks"]])
+    assert poi["probability"] == pytest.approx(by_hand)
+    assert poi["ci"][0] <= poi["probability"] <= poi["ci"][1]
+    itself = suite.probability_of_improvement(report, "polyak_td3", "polyak_td3")
+    assert itself["probability"] == 0.5 and itself["ci"][0] <= 0.5 <= itself["ci"][1]
+
+
+def test_missing_runs_restrict_the_cross_task_statistics_to_the_tasks_that_have_them():
+    pytest.importorskip("rliable")
+    report = synthetic({"HalfCheetah-v5": {"sb3_crossq": [1000.0, 2000.0, 3000.0]},
+                        "Hopper-v5": {"polyak_crossq": [300.0, 400.0, 500.0, 600.0, 700.0],
+                                      "sb3_crossq": [100.0, 200.0, 350.0]}})
+    stats = suite.suite_statistics(report)
+    poi = stats["probability_of_improvement"]
+    assert poi["tasks"] == ["Hopper-v5"] and poi["seeds_per_task"] == {"polyak_crossq": 5, "sb3_crossq": 3}
+    assert poi["probability"] == pytest.approx(pairwise_improvement([300, 400, 500, 600, 700], [100, 200, 350]))
+    assert stats["normalized_iqm"]["sb3_crossq"]["tasks"] == ["HalfCheetah-v5", "Hopper-v5"]
+    assert stats["normalized_iqm"]["polyak_crossq"]["tasks"] == ["Hopper-v5"]
+    for task in ("Walker2d-v5", "Ant-v5", "Humanoid-v5"):  # not in the synthetic suite at all
+        assert stats["tasks"][task]["rows"] == {} and stats["tasks"][task]["best_polyak_row"] is None
+    hopper = stats["tasks"]["Hopper-v5"]
+    assert hopper["best_polyak_row"]["row"] == "polyak_crossq"
+    assert hopper["best_polyak_row"]["vs_crossq_paper"] == pytest.approx(500.0 / 2_764 - 1)
+    assert "polyak_td3" in hopper["rows_without_runs"]
+    text = suite.statistics_markdown(stats)
+    assert "| Walker2d-v5 | no runs yet |" in text and "| Hopper-v5 | sb3_crossq | 3 of 5 |" in text
+    assert "| Hopper-v5 | polyak_crossq | 5 |" in text
+    only_one = suite.suite_statistics(synthetic({"Hopper-v5": {"polyak_crossq": [1.0, 2.0]}}))
+    assert only_one["probability_of_improvement"]["probability"] is None
+    assert "no task has runs of both" in suite.statistics_markdown(only_one)
+
+
+def test_the_markdown_has_a_statistics_line_per_task_and_row_with_runs(committed):
+    report, stats = committed
+    text = suite.statistics_markdown(stats)
+    tasks_with_rows = [t for t in suite.SAMPLE_EFFICIENCY_TASKS if report["tasks"][t]["rows"]]
+    assert {"HalfCheetah-v5", "Hopper-v5"} <= set(tasks_with_rows)
+    for task in tasks_with_rows:
+        assert f"- {task}: " in text
+        for row in report["tasks"][task]["rows"]:
+            assert f"| {task} | {row} |" in text, (task, row)
+    assert "Probability of improvement of polyak_crossq" in text
+
+
+def test_the_learning_curve_interval_brackets_the_mean():
+    pytest.importorskip("rliable")
+    curves = np.array([[0.0, 10.0, 20.0], [0.0, 30.0, 25.0], [0.0, 5.0, 90.0]])
+    mean, low, high = suite.curve_interval(curves)
+    assert np.allclose(mean, curves.mean(axis=0))
+    assert np.all(low <= mean) and np.all(mean <= high) and low[0] == high[0] == 0.0

@@ -41,12 +41,13 @@ SWITCHES: dict[str, dict[str, list[str]]] = {
         "layer_norm": ["NetworkConfig.layer_norm=True"],
         "batchnorm": ["NetworkConfig.input_batchnorm=True", "NetworkConfig.hidden_batchnorm=True"],
         # TD7's network-side parts and CrossQ (no targets, batch renormalization) exclude each other and BatchNorm.
-        "td7": ["AgentConfig.hard_target_every=50", "AgentConfig.value_clipping=True", "AgentConfig.sale=True",
-                "AgentConfig.sale_dim=16", "AgentConfig.sale_hidden=32", "AgentConfig.actor_objective='mean'",
-                "AgentConfig.checkpoint_policy=True", "AgentConfig.checkpoint_training=True",
+        "td7": ["AgentConfig.algorithm='td7'", "TD7Config.hard_target_every=50", "TD7Config.value_clipping=True",
+                "TD7Config.sale=True", "TD7Config.sale_dim=16", "TD7Config.sale_hidden=32",
+                "AgentConfig.actor_objective='mean'",
+                "TD7Config.checkpoint_policy=True", "TD7Config.checkpoint_training=True",
                 "NetworkConfig.avg_l1_norm=True",
                 "critic/NetworkConfig.activation='elu'", "critic/NetworkConfig.action_layer=0"],
-        "crossq": ["AgentConfig.target_networks=False", "AgentConfig.actor_objective='min'",
+        "crossq": ["AgentConfig.algorithm='crossq'", "AgentConfig.actor_objective='min'",
                    "NetworkConfig.batch_renorm=True", "NetworkConfig.batch_renorm_warmup=500",
                    "NetworkConfig.adam_beta1=0.5", "critic/NetworkConfig.action_layer=0"],
     },
@@ -54,10 +55,10 @@ SWITCHES: dict[str, dict[str, list[str]]] = {
         "n_step": ["ReplayConfig.n_step=3"],
     },
     "replay": {
-        "prioritized": ["ReplayConfig.prioritized=True", "ReplayConfig.beta_steps=1000"],
-        "prioritized_td": ["ReplayConfig.prioritized=True", "ReplayConfig.initial_priority='td_error'",
+        "prioritized": ["ReplayConfig.sampler='prioritized'", "ReplayConfig.beta_steps=1000"],
+        "prioritized_td": ["ReplayConfig.sampler='prioritized'", "ReplayConfig.initial_priority='td_error'",
                            "ReplayConfig.buffer_life=300"],
-        "lap": ["ReplayConfig.lap=True"],
+        "lap": ["ReplayConfig.sampler='lap'"],
     },
     "envs": {
         "vector_envs": ["TrainerConfig.num_envs=3"],
@@ -73,7 +74,7 @@ BASE = [
 NAMED = {name: (group, bindings) for group, members in SWITCHES.items() for name, bindings in members.items()}
 SECTIONS = {"TrainerConfig": ("trainer",), "AgentConfig": ("agent",), "ReplayConfig": ("replay",),
             "NoiseConfig": ("noise",), "NetworkConfig": ("actor", "critic"), "actor/NetworkConfig": ("actor",),
-            "critic/NetworkConfig": ("critic",)}
+            "critic/NetworkConfig": ("critic",), "TD7Config": ("td7",), "SACConfig": ("sac",)}
 CASES = [(name,) for name in NAMED] + [
     (a, b) for a, b in itertools.combinations(NAMED, 2) if NAMED[a][0] != NAMED[b][0]
 ]
@@ -131,3 +132,4 @@ def test_switches_train_with_finite_losses(case: tuple[str, ...], tmp_path):
     assert rows, "no episode finished after learning started"
     for row in rows:
         assert math.isfinite(float(row["critic_loss"])) and math.isfinite(float(row["actor_loss"]))
+

@@ -28,7 +28,8 @@ TINY = ["TrainerConfig.env_id = 'Pendulum-v1'", "TrainerConfig.start_steps = 200
         "TrainerConfig.eval_interval = 200", "TrainerConfig.eval_episodes = 1",
         "TrainerConfig.checkpoint_interval = 200", "TrainerConfig.progress_bar = False",
         "NetworkConfig.hidden_sizes = (32, 32)", "AgentConfig.batch_size = 32"]
-TD7 = ["AgentConfig.sale_dim = 16", "AgentConfig.sale_hidden = 32", "AgentConfig.hard_target_every = 50"]
+TD7 = ["AgentConfig.algorithm = 'td7'", "TD7Config.sale_dim = 16", "TD7Config.sale_hidden = 32",
+       "TD7Config.hard_target_every = 50"]
 RUNS = {
     # one-episode assessments (before checkpoint_after): a checkpoint at every episode end from step 400 on
     "td7": ("td7", [*TINY, *TD7, "TrainerConfig.max_env_steps = 800"]),
@@ -77,7 +78,7 @@ def test_loaded_policy_is_what_evaluation_ran(runs: dict[str, Path], name: str) 
         np.testing.assert_allclose(policy(obs), agent.greedy(obs), rtol=0, atol=1e-6)
         key = evaluated_actor_key(configs, state["agent"])
         assert policy.actor.state_dict().keys() == state["agent"][key].keys()
-        if configs.agent.checkpoint_policy:
+        if configs.agent.algorithm.value == "td7" and configs.td7.checkpoint_policy:
             count = state["agent"]["checkpoint_policy"]["checkpoints"]
             assert key == ("checkpoint_actor" if count else "actor")
             taken.append(count)

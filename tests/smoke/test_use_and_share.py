@@ -188,7 +188,7 @@ def test_resume_is_exact_with_observation_normalization(tmp_path: Path) -> None:
     from tests.smoke.test_resume import assert_sigint_then_resume_is_exact
 
     assert_sigint_then_resume_is_exact(tmp_path, [
-        "--gin-param", NORMALIZE, "--gin-param", "ReplayConfig.prioritized=True",
+        "--gin-param", NORMALIZE, "--gin-param", "ReplayConfig.sampler='prioritized'",
         "--gin-param", "ReplayConfig.initial_priority='td_error'"])
 
 

@@ -108,5 +108,6 @@ def test_missing_wandb_extra_is_one_line(tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        "polyak: error: TrainerConfig.wandb_project='polyak-test' needs the wandb extra: pip install 'polyak[wandb]'")
-    assert not (tmp_path / "run" / "metrics.csv").exists()
+        "polyak: error: TrainerConfig.wandb_project='polyak-test' needs the wandb extra: pip install -e '.[wandb]' "
+        "(in polyak's clone; or pip install wandb)")
+    assert not (tmp_path / "run").exists()  # refused before the run directory is written

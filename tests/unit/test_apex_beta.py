@@ -28,7 +28,7 @@ def _transitions(count: int) -> Transitions:
 
 
 def test_beta_reaches_one_after_beta_steps_updates_with_three_shards():
-    config = ReplayConfig(capacity=100, min_size=1, prioritized=True, beta_start=0.4, beta_steps=12)
+    config = ReplayConfig(capacity=100, min_size=1, sampler='prioritized', beta_start=0.4, beta_steps=12)
     shards = [ReplayShard(config, 100, 3, 1, seed) for seed in range(3)]
     for shard in shards:
         shard.add(_transitions(20), None)

@@ -48,7 +48,7 @@ class NumpyBRN:
         r = np.clip(std_b / std_r, 1 / self.r_max, self.r_max)
         d = np.clip((mu_b - self.mean) / std_r, -self.d_max, self.d_max)
         if self.steps >= self.warmup:
-            mean, var = mu_b - d * std_b / r, var_b / r**2
+            mean, var = mu_b - d * np.sqrt(var_b) / r, var_b / r**2
         else:
             mean, var = mu_b, var_b
         self.mean = (1 - self.momentum) * self.mean + self.momentum * mu_b
@@ -98,9 +98,8 @@ def test_brn_after_warmup_by_hand_with_clipping():
     x = torch.tensor([[10.0], [30.0]], dtype=torch.float64)
     # mu_B = 20, var_B = 100, std_B = sqrt(100.001); running 0 / 1 -> std_R = sqrt(1.001)
     # r = std_B / std_R ~ 9.995 -> clipped to 3;  d = 20 / sqrt(1.001) ~ 19.99 -> clipped to 5
-    # mean = 20 - 5 * std_B / 3, var = 100 / 9
-    std_b = np.sqrt(100.001)
-    mean, var = 20 - 5 * std_b / 3, 100 / 9
+    # mean = 20 - 5 * sqrt(var_B) / 3 (no eps there, as the CrossQ authors' Flax code and sb3-contrib), var = 100 / 9
+    mean, var = 20 - 5 * 10 / 3, 100 / 9
     expected = (np.array([[10.0], [30.0]]) - mean) / np.sqrt(var + 1e-3)
     torch.testing.assert_close(layer(x), torch.tensor(expected))
     # the running statistics move with the unclipped batch statistics: 0.01 * 20, 0.99 * 1 + 0.01 * 100
@@ -178,9 +177,8 @@ def test_brn_state_dict_round_trip_keeps_steps():
 def _autograd_reference(x, weight, bias, running_mean, running_var, eps, r, d):
     """Renormalized output with r and d as numpy constants: gradient flows through mu_B and var_B only."""
     mu, var = x.mean(0), x.var(0, unbiased=False)
-    std = (var + eps).sqrt()
     r_t, d_t = torch.tensor(r), torch.tensor(d)
-    return (x - (mu - d_t * std / r_t)) / (var / r_t**2 + eps).sqrt() * weight + bias
+    return (x - (mu - d_t * var.sqrt() / r_t)) / (var / r_t**2 + eps).sqrt() * weight + bias
 
 
 def test_brn_gradient_stops_at_r_and_d():
@@ -212,7 +210,7 @@ def test_brn_gradient_stops_at_r_and_d():
     std = (var + 1e-3).sqrt()
     r_t = std / torch.tensor(std_r)
     d_t = (mu - torch.tensor(running_mean)) / torch.tensor(std_r)
-    full = (x_full - (mu - d_t * std / r_t)) / (var / r_t**2 + 1e-3).sqrt() * weight + bias
+    full = (x_full - (mu - d_t * var.sqrt() / r_t)) / (var / r_t**2 + 1e-3).sqrt() * weight + bias
     (full * upstream).sum().backward()
     assert not torch.allclose(x_full.grad, x.grad)
     assert layer.weight.grad is not None and layer.bias.grad is not None
@@ -348,3 +346,40 @@ def test_module_mode_restores_mixed_modes():
     with pytest.raises(RuntimeError), module_mode(net, True):
         raise RuntimeError
     assert net.training and net[0].training and not net[1].training
+
+
+def test_brn_matches_sb3_contrib_batch_renorm_after_warmup():
+    """sb3-contrib's BatchRenorm (unbiased variance, renormalizing once ``steps > warmup``) on the same inputs and
+    running statistics: the same outputs and running statistics, including the mean term's ``sqrt(var_B)``."""
+    torch_layers = pytest.importorskip("sb3_contrib.common.torch_layers")
+    reference = torch_layers.BatchRenorm1d(3, momentum=0.01, warmup_steps=2).double()
+    layer = _brn(unbiased=True, warmup_steps=2)
+    with torch.no_grad():
+        reference.scale.copy_(layer.weight)
+        reference.bias.copy_(layer.bias)
+        for module_mean, module_var in ((reference.ra_mean, reference.ra_var), (layer.running_mean, layer.running_var)):
+            module_mean.copy_(torch.tensor([0.5, -1.0, 2.0]))
+            module_var.copy_(torch.tensor([0.25, 4.0, 1e-4]))
+    reference.steps.fill_(10)
+    layer.steps.fill_(10)
+    x = torch.tensor([[1.0, 3.0, 2.0], [3.0, -2.0, 2.0], [2.5, 0.0, 2.0], [0.0, 1.0, 2.0]], dtype=torch.float64)
+    reference.train()
+    torch.testing.assert_close(layer(x), reference(x))  # feature 3 is constant: var_B = 0 <= eps
+    torch.testing.assert_close(layer.running_mean, reference.ra_mean)
+    torch.testing.assert_close(layer.running_var, reference.ra_var)
+
+
+def test_brn_reference_mean_term_by_hand_and_finite_gradient_for_a_constant_feature():
+    """Flax mode (biased variance) at x = [1, 3] with running mean 0 and variance 1, after warmup:
+    mu_B = 2, var_B = 1, std_B = sqrt(1.001), std_R = sqrt(1.001): r = 1, d = 2 / sqrt(1.001);
+    mean = 2 - d * sqrt(1) / 1, var = 1, so y = (x - mean) / sqrt(1.001) = [0.99850, 2.99750] (with
+    sqrt(var_B + eps) in the mean term it would be [0.99950, 2.99850]); a constant feature gets a finite gradient."""
+    layer = BatchRenorm1d(1, affine=False, warmup_steps=0).double()
+    y = layer(torch.tensor([[1.0], [3.0]], dtype=torch.float64))
+    torch.testing.assert_close(y, torch.tensor([[0.99850], [2.99750]], dtype=torch.float64), atol=5e-6, rtol=0)
+    constant = BatchRenorm1d(2, warmup_steps=0)
+    with torch.no_grad():
+        constant.running_mean.fill_(0.3)
+    x = torch.tensor([[0.0, 1.0], [0.0, 2.0], [0.0, 4.0]], requires_grad=True)
+    constant(x).pow(2).sum().backward()
+    assert torch.isfinite(x.grad).all()

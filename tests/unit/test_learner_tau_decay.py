@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from polyak.agent import Agent
+from polyak.algorithms import ActorCritic as Learner
 from polyak.config import AgentConfig, NetworkConfig, NoiseConfig
 from polyak.errors import ConfigError
-from polyak.learner import Learner
 from polyak.types import Batch
 
 

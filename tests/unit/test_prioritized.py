@@ -71,7 +71,7 @@ def _step(replay: Replay, t: int, envs: int = 2, done: bool = False):
 
 
 def test_replay_batches_carry_weights_indices_and_per_sample_discount():
-    config = ReplayConfig(capacity=64, min_size=1, n_step=3, prioritized=True, beta_start=1.0)
+    config = ReplayConfig(capacity=64, min_size=1, n_step=3, sampler='prioritized', beta_start=1.0)
     replay = Replay(config, 0.9, 2, 3, 1, np.random.default_rng(0))
     for t in range(10):
         _step(replay, t, done=(t == 9))
@@ -84,7 +84,7 @@ def test_replay_batches_carry_weights_indices_and_per_sample_discount():
 
 
 def test_td_error_priorities_at_insertion_come_with_the_transitions():
-    config = ReplayConfig(capacity=16, min_size=1, prioritized=True, alpha=1.0, priority_epsilon=1e-9,
+    config = ReplayConfig(capacity=16, min_size=1, sampler='prioritized', alpha=1.0, priority_epsilon=1e-9,
                           initial_priority="td_error")
     replay = Replay(config, 0.99, 2, 3, 1, np.random.default_rng(0))
     assert replay.wants_td_errors
@@ -98,7 +98,7 @@ def test_td_error_priorities_at_insertion_come_with_the_transitions():
 
 
 def test_buffer_life_empties_the_buffer_after_that_many_batches():
-    config = ReplayConfig(capacity=32, min_size=1, prioritized=True, buffer_life=3)
+    config = ReplayConfig(capacity=32, min_size=1, sampler='prioritized', buffer_life=3)
     replay = Replay(config, 0.99, 2, 3, 1, np.random.default_rng(0))
     for t in range(5):
         _step(replay, t)
@@ -112,7 +112,7 @@ def test_buffer_life_empties_the_buffer_after_that_many_batches():
 
 
 def test_replay_state_round_trip(tmp_path):
-    config = ReplayConfig(capacity=32, min_size=1, n_step=2, prioritized=True)
+    config = ReplayConfig(capacity=32, min_size=1, n_step=2, sampler='prioritized')
     a = Replay(config, 0.9, 2, 3, 1, np.random.default_rng(0))
     for t in range(7):
         _step(a, t)

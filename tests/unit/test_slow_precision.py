@@ -2,7 +2,7 @@
 
 import torch
 
-from polyak import learner
+from polyak import device as learner
 from polyak.config import AgentConfig, Precision
 
 

@@ -1,4 +1,4 @@
-"""TD7 (Fujimoto et al. 2023) and CrossQ (Bhatt et al. 2024) as switches of the one learner: which encoder copy
+"""TD7 (Fujimoto et al. 2023) and CrossQ (Bhatt et al. 2024), each an algorithm module: which encoder copy
 feeds which network, value clipping, hard target copies, LAP's loss and priorities, the checkpoint policy; no
 target networks, one joint batch-renormalized critic pass per update, train/eval modes; exact state round trips."""
 
@@ -11,29 +11,33 @@ import pytest
 import torch
 
 from polyak.agent import Agent
-from polyak.config import AgentConfig, Configs, NetworkConfig, NoiseConfig, ReplayConfig, TrainerConfig
+from polyak.algorithms import build_actor, evaluation_actor_key
+from polyak.config import AgentConfig, Configs, NetworkConfig, NoiseConfig, ReplayConfig, TD7Config, TrainerConfig
 from polyak.errors import ConfigError
 from polyak.lap import lap_huber
 from polyak.layers import BatchRenorm1d
-from polyak.learner import build_actor, evaluation_actor_key
 from polyak.replay import LapSampler, Replay
 from polyak.types import Batch
 
 OBS, ACT = 3, 2
 
 
-def td7_agent(hard: int = 4, **agent_kwargs) -> Agent:
-    options = {"n_critics": 2, "policy_delay": 2, "target_policy_noise": 0.2, "hard_target_every": hard,
-               "value_clipping": True, "sale": True, "sale_dim": 8, "sale_hidden": 16, "actor_objective": "mean",
-               "checkpoint_policy": True} | agent_kwargs
+TD7_FIELDS = set(TD7Config.__dataclass_fields__)
+
+
+def td7_agent(hard: int = 4, **kwargs) -> Agent:
+    options = {"n_critics": 2, "policy_delay": 2, "target_policy_noise": 0.2, "actor_objective": "mean",
+               "algorithm": "td7"} | {k: v for k, v in kwargs.items() if k not in TD7_FIELDS}
+    td7 = {"hard_target_every": hard, "sale_dim": 8, "sale_hidden": 16, "checkpoint_training": False} | {
+        k: v for k, v in kwargs.items() if k in TD7_FIELDS}
     actor = NetworkConfig(hidden_sizes=(16, 16), avg_l1_norm=True, lr=3e-4)
     critic = NetworkConfig(hidden_sizes=(16, 16), avg_l1_norm=True, activation="elu", action_layer=0, lr=3e-4)
     return Agent(OBS, ACT, 1, AgentConfig(device="cpu", **options), actor, critic, NoiseConfig(),
-                 np.random.SeedSequence(0), ReplayConfig(lap=True))
+                 np.random.SeedSequence(0), ReplayConfig(sampler="lap"), TD7Config(**td7))
 
 
 def crossq_agent(**agent_kwargs) -> Agent:
-    options = {"n_critics": 2, "policy_delay": 3, "target_policy_noise": 0.2, "target_networks": False,
+    options = {"n_critics": 2, "policy_delay": 3, "target_policy_noise": 0.2, "algorithm": "crossq",
                "actor_objective": "min"} | agent_kwargs
     actor = NetworkConfig(hidden_sizes=(16, 16), batch_renorm=True, adam_beta1=0.5, batch_renorm_warmup=3)
     critic = NetworkConfig(hidden_sizes=(32, 32), batch_renorm=True, adam_beta1=0.5, action_layer=0,
@@ -58,7 +62,7 @@ def _equal(a: torch.nn.Module, b: torch.nn.Module, skip: str = "\0") -> bool:
 # ---------------------------------------------------------------------------------------------------- TD7
 def test_td7_networks_and_inputs():
     learner = td7_agent().learner
-    assert list(learner.networks) == ["actor", "actor_target", "critic", "critic_target", "encoders",
+    assert list(learner.networks) == ["actor", "critic", "actor_target", "critic_target", "encoders",
                                       "value_clipper", "checkpoint_actor"]
     # The actor owns a frozen copy of the fixed state encoder: its optimizer never steps it.
     assert learner.actor.state_encoder is not None
@@ -162,8 +166,8 @@ def test_td7_actor_objective_is_the_mean_over_both_critics():
 
 
 def test_lap_replay_resets_max_priority_at_hard_updates():
-    replay = Replay(ReplayConfig(lap=True, capacity=64, min_size=1), 0.99, 1, OBS, ACT, np.random.default_rng(0),
-                    max_priority_reset=3)
+    replay = Replay(ReplayConfig(sampler="lap", capacity=64, min_size=1), 0.99, 1, OBS, ACT,
+                    np.random.default_rng(0), hard_target_every=3)
     assert isinstance(replay.sampler, LapSampler)
     for _ in range(20):
         replay.add(np.zeros((1, OBS)), np.zeros((1, ACT)), np.ones(1), np.zeros((1, OBS)), np.zeros(1, bool),
@@ -187,18 +191,18 @@ def test_td7_checkpoint_policy_assesses_episodes_after_training_starts():
     np.testing.assert_array_equal(agent.greedy(obs), agent.explorer.greedy(obs))  # no checkpoint yet
     agent.end_step(np.array([5.0]), np.array([True]), False)  # learning cannot start yet: not assessed
     agent.end_step(np.array([5.0]), np.array([True]))  # learning can start: assessed from the next episode on
-    assert agent.checkpoint_policy.checkpoints == 0 and agent.checkpoint_policy.allowed
+    assert agent.learner.checkpoint_policy.checkpoints == 0 and agent.learner.checkpoint_policy.allowed
     learner.update(make_batch(0))
     agent.end_step(np.array([1.0]), np.array([False]))
     agent.end_step(np.array([2.0]), np.array([True]))  # return 3 > -1e8: the first assessment checkpoints
-    assert agent.checkpoint_policy.checkpoints == 1
-    assert agent.checkpoint_policy.assessor.best_min_return == 3.0
+    assert agent.learner.checkpoint_policy.checkpoints == 1
+    assert agent.learner.checkpoint_policy.assessor.best_min_return == 3.0
     assert _equal(learner.checkpoint_actor, learner.actor)
     for seed in range(1, 3):
         learner.update(make_batch(seed))
     assert not _equal(learner.checkpoint_actor, learner.actor)
     agent.end_step(np.array([2.0]), np.array([True]))  # 2 < 3: early stop, checkpoint kept
-    assert agent.checkpoint_policy.checkpoints == 1
+    assert agent.learner.checkpoint_policy.checkpoints == 1
     with torch.no_grad():
         expected = learner.checkpoint_actor(torch.as_tensor(obs, dtype=torch.float32)).numpy()
     np.testing.assert_allclose(agent.greedy(obs), expected)
@@ -212,12 +216,12 @@ def test_td7_checkpoint_training_asks_for_the_assessed_env_steps():
     for _ in range(6):
         assert agent.end_step(np.array([1.0]), np.array([False])) == 0
     assert agent.end_step(np.array([1.0]), np.array([True])) == 7  # the assessment's 7 env steps
-    assert agent.checkpoint_policy.assessor.training_steps == 7
+    assert agent.learner.checkpoint_policy.assessor.training_steps == 7
     per_step = td7_agent()
     per_step.end_step(np.array([1.0]), np.array([True]))
     assert not per_step.trains_at_episode_ends
     assert per_step.end_step(np.array([1.0]), np.array([True])) == 0  # assessed, but the trainer trains per step
-    assert per_step.checkpoint_policy.checkpoints == 1
+    assert per_step.learner.checkpoint_policy.checkpoints == 1
 
 
 def _round_trip(make, steps_before: int, steps_after: int, **episode) -> None:
@@ -251,11 +255,11 @@ def test_build_actor_loads_a_td7_checkpoint_actor_outside_the_learner():
         agent.learner.update(make_batch(seed))
     agent.end_step(np.array([1.0]), np.array([True]))  # allows assessments
     agent.end_step(np.array([1.0]), np.array([True]))  # the first one checkpoints
-    assert agent.checkpoint_policy.checkpoints == 1
-    config = agent.learner.config
-    key = evaluation_actor_key(config)
-    assert key == "checkpoint_actor" and evaluation_actor_key(AgentConfig()) == "actor"
-    actor = build_actor(OBS, ACT, config, agent.learner.actor_config)
+    assert agent.learner.checkpoint_policy.checkpoints == 1
+    config, td7 = agent.learner.config, agent.learner.td7
+    key = evaluation_actor_key(config, td7)
+    assert key == "checkpoint_actor" and evaluation_actor_key(AgentConfig(), td7) == "actor"
+    actor = build_actor(OBS, ACT, config, agent.learner.actor_config, td7)
     actor.load_state_dict(agent.state_dict()[key])
     obs = np.random.default_rng(1).normal(size=(4, OBS))
     with torch.no_grad():
@@ -267,7 +271,7 @@ def test_build_actor_loads_a_td7_checkpoint_actor_outside_the_learner():
 def test_crossq_has_no_target_networks_and_adam_beta1():
     learner = crossq_agent().learner
     assert list(learner.networks) == ["actor", "critic"]
-    assert learner.actor_target is None and learner.critic_target is None
+    assert not hasattr(learner, "actor_target") and not hasattr(learner, "critic_target")
     assert "actor_target" not in learner.state_dict()
     assert learner.critic_optim.param_groups[0]["betas"] == (0.5, 0.999)
     assert learner.actor_optim.param_groups[0]["betas"] == (0.5, 0.999)
@@ -343,18 +347,21 @@ def test_crossq_actor_objective_is_the_min_over_critics():
 # ---------------------------------------------------------------------------------------------------- configs
 def test_defaults_leave_the_td3_learner_unchanged():
     agent = AgentConfig()
-    assert agent.target_networks and agent.hard_target_every is None and not agent.sale
-    assert not agent.value_clipping and not agent.checkpoint_policy and agent.actor_objective.value == "first"
+    assert agent.algorithm.value == "ddpg" and agent.actor_objective.value == "first"
     net = NetworkConfig()
     assert not net.avg_l1_norm and not net.batch_renorm and net.adam_beta1 == 0.9
-    assert not ReplayConfig().lap
+    assert ReplayConfig().sampler.value == "uniform"
+    td7 = TD7Config()  # the TD7 authors' values
+    assert (td7.hard_target_every, td7.sale_dim, td7.sale_lr, td7.checkpoint_episodes) == (250, 256, 3e-4, 20)
 
 
 @pytest.mark.parametrize(("make", "message"), [
-    (lambda: AgentConfig(value_clipping=True), "value_clipping"),
-    (lambda: AgentConfig(sale=True), "sale"),
-    (lambda: AgentConfig(target_networks=False, hard_target_every=250), "hard_target_every"),
-    (lambda: ReplayConfig(lap=True, prioritized=True), "lap"),
+    (lambda: TD7Config(checkpoint_policy=False), "checkpoint_training"),
+    (lambda: TD7Config(hard_target_every=0), "hard_target_every"),
+    (lambda: AgentConfig(algorithm="td3"), "algorithm"),
+    (lambda: Configs(TrainerConfig(), AgentConfig(algorithm="td7"), NetworkConfig(),
+                     NetworkConfig(batch_renorm=True, action_layer=0), ReplayConfig(), NoiseConfig()).validate(),
+     "batch_renorm"),
     (lambda: NetworkConfig(batch_renorm=True, hidden_batchnorm=True), "batch_renorm"),
     (lambda: NetworkConfig(batch_renorm_momentum=0.0), "batch_renorm_momentum"),
     (lambda: NetworkConfig(adam_beta1=1.0), "adam_beta1"),

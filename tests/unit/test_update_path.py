@@ -20,8 +20,8 @@ def make_agent(device: str = "cpu", **options) -> Agent:
 
 
 def make_replay(prioritized: bool = False, n_step: int = 1) -> Replay:
-    replay = Replay(ReplayConfig(capacity=500, min_size=1, prioritized=prioritized, n_step=n_step), 0.99, 2, 4, 2,
-                    np.random.default_rng(0))
+    config = ReplayConfig(capacity=500, min_size=1, sampler="prioritized" if prioritized else "uniform", n_step=n_step)
+    replay = Replay(config, 0.99, 2, 4, 2, np.random.default_rng(0))
     rng = np.random.default_rng(1)
     for step in range(100):
         obs = rng.normal(size=(2, 4)).astype(np.float32)

@@ -8,6 +8,11 @@ evaluator, progress, checkpointer, schedules); its workers collect with the same
 The run directory is a normal polyak run (config.gin, metrics.csv with episode and eval rows,
 TensorBoard, checkpoints, summary.json) plus ``apex.json`` with throughput and restarts.
 Ape-X runs cannot be resumed: their replay lives in the shards and is not checkpointed.
+
+What this loop supports is said in one place, :data:`APEX_REFUSALS` (checked by :func:`check_apex_configs` before
+Ray starts): the shards sample with the core sampler factory (uniform, prioritized or TD7's LAP, whose max priority
+resets at the learner's hard target copies), but the episodes happen in the workers, so the loop never calls
+``Agent.end_step`` and refuses what needs it (TD7's checkpoint policy).
 """
 
 from __future__ import annotations
@@ -15,38 +20,59 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from polyak import __version__
-from polyak.checkpointer import Checkpointer
-from polyak.config import ApexConfig, Configs
+from polyak.config import Algorithm, ApexConfig, Configs
 from polyak.distributed.apex_pace import Pace, ReplayClient
 from polyak.distributed.apex_pool import WorkerPool
 from polyak.distributed.apex_replay import ReplayShard
 from polyak.envs import make_env
 from polyak.errors import ConfigError, PolyakError
-from polyak.evaluator import Evaluator
 from polyak.logger import Logger
 from polyak.progress import Progress, Summary
+from polyak.replay import sampler_class
 from polyak.run_dir import RunDir
+from polyak.run_parts import build_run_parts
 from polyak.schedule import Every
 from polyak.scores import ScoreBoard
-from polyak.seeding import run_streams
-from polyak.trainer import build_agent, evaluate_and_log, stop_signals
+from polyak.trainer import evaluate_and_log, stop_signals
 from polyak.types import Batch
 
 PREFETCH = 2  # sample requests in flight while the learner updates
 REQUESTS_PER_WORKER = 2  # rollout requests queued at each worker
 _SHARD_SPAWN_KEY = 7002  # shard sampling seeds: SeedSequence(run seed, spawn_key=(_SHARD_SPAWN_KEY,))
 
+APEX_REFUSALS: tuple[tuple[str, Callable[[Configs], bool], str], ...] = (
+    ("ReplayConfig.buffer_life", lambda c: c.replay.buffer_life is not None,
+     "ReplayConfig.buffer_life must be None with --workers (Ape-X keeps its replay in shards)"),
+    ("TrainerConfig.normalize_observations", lambda c: c.trainer.normalize_observations,
+     "TrainerConfig.normalize_observations is not supported with --workers (Ape-X workers would each need the "
+     "learner's running statistics); train without --workers"),
+    ("TD7Config.checkpoint_policy", lambda c: c.agent.algorithm is Algorithm.TD7 and c.td7.checkpoint_policy,
+     "TD7Config.checkpoint_policy is not supported with --workers (TD7's checkpoint assessment needs the episode "
+     "returns of the actor it would keep, and Ape-X's workers act with stale copies at their own noise scales); "
+     "bind TD7Config.checkpoint_policy = False and TD7Config.checkpoint_training = False, or train without "
+     "--workers"),
+)
+"""The switches the Ape-X loop cannot run: (binding, applies to these configs, the one line that refuses it).
+
+Everything else is supported: every ``ReplayConfig.sampler`` (the shards use the core sampler factory; LAP's max
+priority resets at the learner's hard target copies), ``initial_priority = 'td_error'`` (computed by the workers),
+n-step returns, each algorithm's learner (TD7's SALE, value clipping and hard copies; CrossQ), every exploration
+noise (scaled per worker), evaluation, checkpoints, the solve and stop criteria and Weights & Biases.
+"""
+
+
 def check_apex_configs(configs: Configs, apex: ApexConfig) -> None:
-    """What Ape-X does not support, as one line each."""
-    if configs.replay.buffer_life is not None:
-        raise ConfigError("ReplayConfig.buffer_life must be None with --workers (Ape-X keeps its replay in shards)")
+    """Refuse, as one line, the first setting of :data:`APEX_REFUSALS` that applies, or too small a replay."""
+    for _, applies, message in APEX_REFUSALS:
+        if applies(configs):
+            raise ConfigError(message)
     if configs.replay.capacity < apex.replay_shards * configs.agent.batch_size:
         raise ConfigError(f"ReplayConfig.capacity ({configs.replay.capacity}) must hold at least batch_size "
                           f"({configs.agent.batch_size}) rows per replay shard ({apex.replay_shards} shards)")
@@ -79,7 +105,13 @@ def to_batch(data: dict[str, Any], device: torch.device) -> Batch:
 
 class ApexTrainer:
     """The Ape-X loop: Ray workers and shards feed a learner; run dir, evaluation, progress and checkpoints
-    are the single-process trainer's parts."""
+    are the single-process trainer's parts.
+
+    The ``Agent.end_step`` contract: this loop never calls it (episodes end in the workers), which is why
+    :func:`check_apex_configs` refuses every setting for which it does something (TD7's checkpoint policy). The
+    sampler's learner events reach every shard: the update count with each sample request, hard target copies
+    (TD7) as :meth:`ReplayShard.on_hard_target_update`.
+    """
 
     def __init__(self, configs: Configs, apex: ApexConfig, run_dir: Path | RunDir, operative_config: str = "") -> None:
         check_apex_configs(configs, apex)
@@ -87,26 +119,20 @@ class ApexTrainer:
         self.directory = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
         self.run_dir = self.directory.path
         cfg = configs.trainer
-        torch.manual_seed(cfg.seed)
-        streams = run_streams(cfg.seed)
-        eval_env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
-        self.obs_dim = int(eval_env.single_observation_space.shape[0])
-        self.action_dim = int(eval_env.single_action_space.shape[0])
-        self.evaluator: Evaluator | None = None
-        if cfg.eval_interval is None:
-            eval_env.close()
-        else:
-            self.evaluator = Evaluator(eval_env, cfg.eval_episodes, streams.evaluation_seed)
-        self.agent = build_agent(configs, self.obs_dim, self.action_dim, streams.agent)
+        probe = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)  # the workers step their own envs
+        try:
+            parts = build_run_parts(configs, self.directory, probe)
+        finally:
+            probe.close()
+        self.obs_dim, self.action_dim = parts.obs_dim, parts.action_dim
+        self.evaluator, self.agent, self.checkpointer = parts.evaluator, parts.agent, parts.checkpointer
         self.learner = self.agent.learner
         self.ratio = updates_per_transition(configs, apex)
+        self.sends_priorities = sampler_class(configs.replay).prioritized
+        self.hard_target_every = self.learner.hard_target_every  # TD7's hard target copies (else None)
         # Workers send finished episode scores (already averaged over their envs with score_mean_over_envs).
         self.scores = ScoreBoard(1, cfg.solve_window, mean_over_envs=False)
         self.progress = Progress(cfg, self.scores)
-        self.checkpointer = Checkpointer(self.directory, cfg.keep_checkpoints, {
-            "polyak_version": __version__, "env_id": cfg.env_id, "obs_dim": self.obs_dim,
-            "action_dim": self.action_dim, "num_envs": cfg.num_envs,
-        })
         self.env_steps = 0
         self.elapsed = 0.0
         self.metrics: dict[str, torch.Tensor] = {}  # of the newest learning step
@@ -280,7 +306,8 @@ class ApexTrainer:
         return stop or self.progress.episode_limit_reached()
 
     def _learn_once(self, replay: ReplayClient) -> None:
-        """One update on a prioritized batch; TD errors go back as priorities; weights every K updates."""
+        """One update on a shard's batch; TD errors go back as priorities (prioritized samplers), hard target
+        copies to every shard; weights every K updates."""
         import ray
         from ray.exceptions import RayActorError
 
@@ -292,9 +319,11 @@ class ApexTrainer:
         result = self.learner.update(to_batch(data, self.learner.device))
         assert result.td_errors is not None
         self.metrics = {**result.metrics, "td_error": result.td_errors}
-        if self.configs.replay.prioritized:
+        if self.sends_priorities:
             replay.update_priorities(shard, data["indices"], result.td_errors.detach().cpu().numpy())
         self._updates += 1
+        if self.hard_target_every is not None and self._updates % self.hard_target_every == 0:
+            replay.on_hard_target_update()  # after this update's priorities, as the single-process replay does
         if self._updates % self.apex.weight_push_interval == 0:
             self._weights_ref = ray.put(self.learner.weights())
             self.weight_version += 1

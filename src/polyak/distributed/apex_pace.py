@@ -64,3 +64,8 @@ class ReplayClient:
 
     def update_priorities(self, shard: int, indices: Any, td_errors: Any) -> None:
         self.shards[shard].update_priorities.remote(indices, td_errors)
+
+    def on_hard_target_update(self) -> None:
+        """The learner copied its targets (TD7): every shard's sampler hears it, after the priorities sent before."""
+        for shard in self.shards:
+            shard.on_hard_target_update.remote()

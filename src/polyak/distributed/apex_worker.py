@@ -18,9 +18,9 @@ import torch
 
 from polyak.agent import Agent
 from polyak.collector import Collector
-from polyak.config import Configs, Device, InitialPriority
+from polyak.config import Configs, Device
 from polyak.envs import make_env
-from polyak.replay import NStepAssembler, Transitions
+from polyak.replay import NStepAssembler, Transitions, wants_td_errors
 from polyak.scores import ScoreBoard
 from polyak.seeding import int_seed
 
@@ -41,14 +41,14 @@ class RolloutWorker:
         cfg = configs.trainer
         self.index, self.shards = index, shards
         # Ape-X: initial priorities from the worker's own networks (else the shard gives the max priority).
-        self.initial_td = configs.replay.prioritized and configs.replay.initial_priority is InitialPriority.TD_ERROR
+        self.initial_td = wants_td_errors(configs.replay)  # the shards' sampler says
         env_seed, agent_seed, explore_seed = np.random.SeedSequence(seed).spawn(3)
         env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
         self.obs_dim = int(env.single_observation_space.shape[0])
         self.action_dim = int(env.single_action_space.shape[0])
         agent_config = dataclasses.replace(configs.agent, device=Device.CPU)
         self.agent = Agent(self.obs_dim, self.action_dim, cfg.num_envs, agent_config, configs.actor, configs.critic,
-                           configs.noise, agent_seed)
+                           configs.noise, agent_seed, td7=configs.td7, sac=configs.sac)
         self.assembler = NStepAssembler(configs.replay.n_step, configs.agent.gamma, cfg.num_envs, self.obs_dim,
                                         self.action_dim)
         self._parts: list[Transitions] = []

@@ -1,8 +1,9 @@
 """The replay the trainer talks to: n-step assembly -> storage -> sampler, plus an optional buffer life.
 
-Prioritized replay never calls the learner: new transitions come with their TD errors when
-``initial_priority='td_error'`` (the caller computes them, see :meth:`Replay.wants_td_errors`),
-and a learning step's TD errors come back through :meth:`Replay.update_priorities`.
+The sampler is the one ``ReplayConfig.sampler`` names (:func:`polyak.replay.make_sampler`, shared with the
+Ape-X shards). Prioritized replay never calls the learner: new transitions come with their TD errors when the
+sampler wants them (the caller computes them, see :attr:`Replay.wants_td_errors`), and a learning step's TD
+errors come back through :meth:`Replay.update_priorities`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from polyak.config import InitialPriority, ReplayConfig
-from polyak.replay.lap_sampler import LapSampler
+from polyak.config import ReplayConfig
+from polyak.replay.factory import make_sampler
 from polyak.replay.nstep import NStepAssembler, Transitions
-from polyak.replay.samplers import PrioritizedSampler, UniformSampler
+from polyak.replay.samplers import ReplaySampler
 from polyak.replay.storage import ReplayStorage
 from polyak.types import Batch
 
@@ -28,32 +29,25 @@ class Replay:
     notebook's ``buf_life``) the storage is emptied once that many batches have been sampled, after
     their priorities came back.
 
-    ``config.lap`` samples with TD7's :class:`~polyak.replay.lap_sampler.LapSampler`; with ``max_priority_reset``
-    (the agent's ``hard_target_every``) its ``max_priority`` goes back to the stored maximum after every that many
-    priority updates, i.e. at the learner's hard target updates, as in TD7.
+    ``hard_target_every`` (TD7's ``TD7Config.hard_target_every``; None for algorithms without hard target copies)
+    is the learner's clock: every that many priority updates (one per learning step) the sampler hears
+    :meth:`~polyak.replay.samplers.ReplaySampler.on_hard_target_update`, where LAP resets its ``max_priority`` to the
+    stored maximum, as in TD7; the other samplers ignore it.
     """
 
     def __init__(
         self, config: ReplayConfig, gamma: float, num_envs: int, obs_dim: int, action_dim: int,
-        rng: np.random.Generator, max_priority_reset: int | None = None,
+        rng: np.random.Generator, hard_target_every: int | None = None,
     ) -> None:
         self.config = config
         self.gamma = gamma
         self.storage = ReplayStorage(config.capacity, obs_dim, action_dim, per_sample_discount=config.n_step > 1)
-        self.sampler: UniformSampler | PrioritizedSampler | LapSampler
-        if config.lap:
-            self.sampler = LapSampler(config.capacity, rng, alpha=config.lap_alpha,
-                                      min_priority=config.lap_min_priority)
-        elif config.prioritized:
-            self.sampler = PrioritizedSampler(config.capacity, rng, alpha=config.alpha, beta_start=config.beta_start,
-                                              beta_steps=config.beta_steps, epsilon=config.priority_epsilon)
-        else:
-            self.sampler = UniformSampler(rng)
-        self.max_priority_reset = max_priority_reset if config.lap else None
-        self.priority_updates = 0  # LAP: priority updates so far (for the max-priority resets)
+        self.sampler: ReplaySampler = make_sampler(config, config.capacity, rng)
+        self.hard_target_every = hard_target_every
+        self.priority_updates = 0  # learning steps that handed priorities back (the hard target update clock)
         self.assembler = NStepAssembler(config.n_step, gamma, num_envs, obs_dim, action_dim)
-        self.wants_td_errors = config.initial_priority is InitialPriority.TD_ERROR
-        """Whether :meth:`insert` needs the TD errors of new transitions."""
+        self.wants_td_errors = self.sampler.wants_td_errors
+        """Whether :meth:`insert` needs the TD errors of new transitions (the sampler's choice)."""
         self.samples = 0
 
     def __len__(self) -> int:
@@ -82,7 +76,8 @@ class Replay:
         if not len(transitions):
             return np.zeros(0, dtype=np.int64)
         if self.wants_td_errors and td_errors is None:
-            raise ValueError("initial_priority='td_error' needs the TD errors of new transitions")
+            raise ValueError(f"the {self.config.sampler.value} sampler (initial_priority="
+                             f"{self.config.initial_priority.value!r}) needs the TD errors of new transitions")
         out = transitions
         discount = out.discount if self.storage.discount is not None else None
         rows = self.storage.add(out.obs, out.action, out.reward, out.next_obs, out.terminated, discount)
@@ -107,19 +102,20 @@ class Replay:
         return batch
 
     def update_priorities(self, indices: np.ndarray, td_errors: torch.Tensor) -> None:
-        """Hand a learning step's per-sample TD errors back (one host copy, prioritized only)."""
+        """Hand a learning step's per-sample TD errors back (one host copy, prioritized samplers only); at
+        the learner's hard target updates, tell the sampler."""
         if self.sampler.prioritized:
             self.sampler.update(indices, td_errors.detach().cpu().numpy())
-            if self.max_priority_reset is not None and isinstance(self.sampler, LapSampler):
-                self.priority_updates += 1
-                if self.priority_updates % self.max_priority_reset == 0:
-                    self.sampler.reset_max_priority()
+        if self.hard_target_every is not None:
+            self.priority_updates += 1
+            if self.priority_updates % self.hard_target_every == 0:
+                self.sampler.on_hard_target_update()
         self._flush_if_due()
 
     def state_dict(self) -> dict[str, Any]:
         state = {"storage": self.storage.state_dict(), "sampler": self.sampler.state_dict(),
                  "nstep": self.assembler.state_dict(), "samples": self.samples}
-        if self.config.lap:
+        if self.hard_target_every is not None:
             state["priority_updates"] = self.priority_updates
         return state
 
@@ -128,5 +124,5 @@ class Replay:
         self.sampler.load_state_dict(state["sampler"])
         self.assembler.load_state_dict(state["nstep"])
         self.samples = int(state["samples"])
-        if self.config.lap:
-            self.priority_updates = int(state["priority_updates"])
+        if self.hard_target_every is not None:  # checkpoints before TD7's algorithm module kept it for LAP only
+            self.priority_updates = int(state.get("priority_updates", 0))

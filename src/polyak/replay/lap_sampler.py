@@ -10,13 +10,14 @@ TD7 (Fujimoto et al. 2023, ``buffer.py``) keeps one priority per stored transiti
 * at every hard target update, resets ``max_priority`` to the largest priority still stored, so a large
   priority that was overwritten by the ring buffer or lowered by a later update stops feeding new transitions.
 
-:class:`LapSampler` has :class:`polyak.replay.samplers.PrioritizedSampler`'s interface (``sample``, ``on_add``,
-``update``, ``clear``, ``state_dict``/``load_state_dict``, ``prioritized = True``), so the replay can hold either.
-Differences: ``sample`` returns ``weights = None``; ``update(indices, td_errors)`` turns per-sample |TD errors|
-into LAP priorities itself, while ``update_priorities(indices, priorities)`` writes already-computed priorities
-(the output of :func:`polyak.lap.lap_priority`, which reduces the critic heads with a max as TD7 does);
-``reset_max_priority()`` is new. Rows never written have priority 0 in the tree and are never drawn, so sampling
-and the reset only see the filled part; the ring buffer overwriting a row is just ``on_add`` on that row.
+:class:`LapSampler` has the interface of every sampler (:class:`polyak.replay.samplers.ReplaySampler`), so the
+replay and the Ape-X shards hold it like any other. Differences from
+:class:`~polyak.replay.samplers.PrioritizedSampler`: ``sample`` returns ``weights = None``; ``update(indices,
+td_errors)`` turns per-sample |TD errors| into LAP priorities itself, while ``update_priorities(indices,
+priorities)`` writes already-computed priorities (the output of :func:`polyak.lap.lap_priority`, which reduces the
+critic heads with a max as TD7 does); the ``on_hard_target_update`` hook is TD7's ``reset_max_priority()``.
+Rows never written have priority 0 in the tree and are never drawn, so sampling and the reset only see the filled
+part; the ring buffer overwriting a row is just ``on_add`` on that row.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from polyak.config import ReplayConfig
 from polyak.replay.sumtree import SumTree
 
 
@@ -38,7 +40,8 @@ class LapSampler:
     lower variance).
     """
 
-    prioritized = True
+    prioritized: bool = True
+    wants_td_errors: bool = False  # TD7: new rows at max_priority
     initial_max_priority = 1.0
 
     def __init__(
@@ -53,6 +56,14 @@ class LapSampler:
         self.rng = rng
         self.alpha, self.min_priority, self.stratified = alpha, min_priority, stratified
         self.max_priority = self.initial_max_priority
+
+    @classmethod
+    def from_config(cls, config: ReplayConfig, capacity: int, rng: np.random.Generator) -> LapSampler:
+        return cls(capacity, rng, alpha=config.lap_alpha, min_priority=config.lap_min_priority)
+
+    @classmethod
+    def needs_td_errors(cls, config: ReplayConfig) -> bool:
+        return False
 
     @property
     def capacity(self) -> int:
@@ -115,6 +126,13 @@ class LapSampler:
         stored = float(leaves.max())
         self.max_priority = stored if stored > 0 else self.initial_max_priority
         return self.max_priority
+
+    def set_step(self, step: int) -> None:
+        """LAP has no schedule (no importance weights to anneal)."""
+
+    def on_hard_target_update(self) -> None:
+        """TD7 resets ``max_priority`` at every hard target update: :meth:`reset_max_priority`."""
+        self.reset_max_priority()
 
     def clear(self) -> None:
         """Forget every priority; ``max_priority`` goes back to 1, as in a new TD7 buffer."""
