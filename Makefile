@@ -6,13 +6,14 @@ STAMP := $(VENV)/.polyak-installed
 # pytest-xdist workers for `make test`: one per core, at most 4 (a test file stays on one worker; tests/conftest.py).
 TEST_WORKERS ?= auto
 
-.PHONY: setup train test test-fast lint clean
+.PHONY: setup train test test-fast lint docs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# The CPU build of torch first, pinned, so nothing pulls CUDA packages.
+	# The CPU build of torch first, pinned for reproducible CI (polyak itself takes torch>=2.3,<3), so nothing pulls
+	# CUDA packages.
 	$(PY) -m pip install -qq torch==2.13.0
-	$(PY) -m pip install -qq -e '.[dev,distributed,bench,bullet,onnx]'
+	$(PY) -m pip install -qq -e '.[dev,distributed,bench,bullet,onnx,docs]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -28,6 +29,10 @@ test-fast: setup
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks
+
+# The documentation site, into build/site; strict: a warning (a broken link, a page not in the nav) fails it.
+docs: setup
+	$(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

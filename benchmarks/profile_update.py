@@ -5,7 +5,7 @@ Usage: python benchmarks/profile_update.py [--precision float32] [--updates 100]
 Needs the bench extra (it reuses speed.py's matched learner). Prints the torch profiler's top operators
 by self CPU time, then one JSON line: unprofiled updates/s, milliseconds per update spent in matrix
 multiplies (``mm``, ``addmm``, ``bmm``, ``baddbmm``) and their share, and the GFLOP/s this core reaches on a
-plain 256x256x256 matmul in float32 and bfloat16 -- the numbers behind the README's Performance section.
+plain 256x256x256 matmul in float32 and bfloat16 -- the numbers behind docs/performance.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Usage:
   python benchmarks/suite_ablations.py [--only TASK ...] [--variants NAME ...] [--seeds 0 1 2] [--jobs 2]
   python benchmarks/suite_ablations.py --report   # only rebuild suite_ablations.json, .md and the plots
+  python benchmarks/suite_ablations.py --only Hopper-v5 --variants ou --out-dir DIR   # reproduce one into DIR
+  python benchmarks/suite_ablations.py --only Hopper-v5 --variants ou --force   # re-run over the committed result
 
 The DDPG write-up (its section "Ablations studies and other detailed experiments") plans: the noise method
 (Gaussian with its std, Ornstein-Uhlenbeck, parameter-space noise, target-policy noising), the start steps, the
@@ -181,14 +183,16 @@ def polyak_source() -> dict[str, Any]:
             "modified": bool(git("status", "--porcelain", "."))}
 
 
-def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: int | None) -> None:
+def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: int | None,
+            force: bool = False) -> None:
     """Train one (task, variant, seed) unless another runner has claimed it (then it is skipped, not started
-    again over the other's run directory); writes the result file."""
+    again over the other's run directory); writes the result file. One already there is kept, or with ``force``
+    replaced when the new run finishes."""
     path = run_file(out_dir, task, variant, seed)
     with claimed(path) as mine:
         if not mine:
             print(f"{task} {variant} seed {seed}: another runner is training it; skipped", flush=True)
-        elif not path.exists():
+        elif force or not path.exists():
             _train_and_write(task, variant, seed, out_dir, max_env_steps, path)
 
 
@@ -443,6 +447,8 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="only rebuild the JSON, the table and the plots")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="where results go (default: benchmarks/results; run dirs then go to runs/)")
+    parser.add_argument("--force", action="store_true",
+                        help="also re-run what already has a result file (replaced when the new run finishes)")
     parser.add_argument("--max-env-steps", type=int, help=argparse.SUPPRESS)  # smoke runs, never into results
     parser.add_argument("--one", nargs=3, metavar=("TASK", "VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -450,15 +456,15 @@ def main() -> None:
     if args.max_env_steps is not None and out_dir == RESULTS.resolve():
         parser.error("--max-env-steps is for smoke runs: give an --out-dir outside benchmarks/results")
     if args.one:
-        run_one(args.one[0], args.one[1], int(args.one[2]), out_dir, args.max_env_steps)
+        run_one(args.one[0], args.one[1], int(args.one[2]), out_dir, args.max_env_steps, args.force)
         return
     if not args.report:
         todo = [(task, variant, seed) for task in args.only for variant in ABLATIONS[task].variants
                 if variant in args.variants for seed in args.seeds
-                if not run_file(out_dir, task, variant, seed).exists()]
+                if args.force or not run_file(out_dir, task, variant, seed).exists()]
         print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
         environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        extra = ["--out-dir", str(out_dir)]
+        extra = ["--out-dir", str(out_dir), *(["--force"] if args.force else [])]
         if args.max_env_steps is not None:
             extra += ["--max-env-steps", str(args.max_env_steps)]
 

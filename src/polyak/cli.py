@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from polyak import __version__
 from polyak.errors import ConfigError, PolyakError, not_a_directory
 from polyak.ginconf import build_configs_from_gin, packaged_config, parse_gin, resolve_config
-from polyak.planning import DEFAULT_CONFIG, check_writable
+from polyak.planning import ALGORITHMS, DEFAULT_CONFIG, RECOMMENDED_CONFIG, check_writable
 from polyak.run_dir import RunDir, unique_path
 from polyak.seeding import check_seed
 
@@ -37,9 +37,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from polyak.planning import plan_run
+    from polyak.planning import open_trainer, plan_run
     from polyak.threads import set_threads
-    from polyak.trainer import Trainer
     from polyak.wandb_sink import require_wandb
 
     bindings = list(args.gin_param)
@@ -53,7 +52,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.seed is not None:
         check_seed(args.seed, "--seed")
     plan = plan_run(args.config, bindings, run_dir=args.run_dir, seed=args.seed, resume=args.resume,
-                    workers=args.workers)
+                    workers=args.workers, env=args.env, algo=args.algo)
     configs, run_dir = plan.configs, plan.run_dir
     require_wandb(configs.trainer.wandb_project)  # before the run directory is written
     if plan.apex is not None:
@@ -68,20 +67,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             check_reachable(args.address)
         where = f"the Ray cluster at {args.address}" if args.address else "local Ray"
         workers = f"{plan.apex.num_workers} rollout worker{'s' if plan.apex.num_workers > 1 else ''}"
+        plan.warn()
         print(f"polyak: training {configs.trainer.env_id} with Ape-X ({workers} on {where}) into {run_dir}", flush=True)
         summary = train_apex(configs, plan.apex, run_dir, plan.operative_config, args.address)
         return _report(summary, configs, run_dir, resumable=False)
     set_threads(configs.trainer.threads)
-    trainer = Trainer(configs, run_dir, plan.operative_config)
-    if plan.resume:
-        checkpoint = trainer.restore()
-        if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
-            raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
-                              f"TrainerConfig.max_env_steps = {configs.trainer.max_env_steps}; resume with a larger "
-                              "budget, e.g. --gin-param TrainerConfig.max_env_steps=...")
-        print(f"polyak: resuming {run_dir} from {checkpoint.name} ({trainer.env_steps} env steps)", flush=True)
-    else:
-        print(f"polyak: training {configs.trainer.env_id} into {run_dir}", flush=True)
+    trainer, announcement = open_trainer(plan)
+    print(announcement, flush=True)
     return _report(trainer.run(), configs, run_dir, resumable=True)
 
 
@@ -309,20 +301,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"polyak {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
-    train = commands.add_parser("train", help="train an agent (default: the default task and config)")
+    train = commands.add_parser("train", help="train an agent (polyak train --env ID: the recommended config for "
+                                "that env)")
+    train.add_argument("--env", metavar="ID", help="Gymnasium env id, or module:EnvId for an env your module registers "
+                       "(found in the current directory); sets TrainerConfig.env_id; without --config or --algo it "
+                       f"trains with the recommended config for one env ({RECOMMENDED_CONFIG})")
+    train.add_argument("--algo", metavar="NAME", help=f"algorithm with its published settings: {', '.join(ALGORITHMS)} "
+                       "(the config configs/suite/NAME.gin)")
     train.add_argument("--config", help=f"gin config file or a shipped config's name, e.g. pendulum (polyak configs "
-                       f"lists them; default: {DEFAULT_CONFIG})")
+                       f"lists them; default: {RECOMMENDED_CONFIG} with --env, else {DEFAULT_CONFIG})")
     train.add_argument("--seed", type=int, help="override every seed; suffixes the run name with _seed_N")
     train.add_argument("--gin-param", action="append", default=[], metavar="BINDING",
                        help="extra gin binding, e.g. 'TrainerConfig.max_env_steps=5000' (repeatable)")
-    train.add_argument("--run-dir", help="where to write the run (default: runs/<config>[_seed_N])")
-    train.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run from its newest checkpoint")
+    train.add_argument("--run-dir", help="where to write the run (default: runs/<env>_<config>[_seed_N])")
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest checkpoint: a stopped one, "
+                       "or a finished one given a larger --gin-param TrainerConfig.max_env_steps=N")
     train.add_argument("--workers", type=int, metavar="N",
                        help="Ape-X DDPG with N rollout workers on Ray (needs polyak[distributed]); "
                             "settings: ApexConfig in the gin config")
     train.add_argument("--address", help="with --workers: Ray cluster address (default: a local Ray on this machine)")
     _add_threads(train, None, f"default: TrainerConfig.threads = {TrainerConfig.threads}, measured fastest when other "
-                 "work shares the CPU; wide networks on an idle machine gain from more, see README")
+                 "work shares the CPU; wide networks on an idle machine gain from more, see docs/guide.md")
     train.set_defaults(handler=cmd_train)
 
     test = commands.add_parser("test", help="run a trained agent without exploration noise")

@@ -129,12 +129,17 @@ def _matches(value: Any, annotation: Any) -> bool:
     if annotation is float:
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return (isinstance(value, int) and not isinstance(value, bool)) or _whole_float(value)
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return isinstance(value, annotation) or value in {m.value for m in annotation}
     if isinstance(annotation, type):
         return isinstance(value, annotation)
     return True
+
+
+def _whole_float(value: Any) -> bool:
+    """A float that is a whole number (``5e3``, ``1000.0``): accepted where an int is expected."""
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
 def _describe(annotation: Any) -> str:
@@ -157,7 +162,8 @@ def _describe(annotation: Any) -> str:
 
 
 def _coerce(value: Any, annotation: Any) -> Any:
-    """Turn gin-friendly values into the declared types (str -> enum, list -> tuple, int -> float)."""
+    """Turn gin-friendly values into the declared types (str -> enum, list -> tuple, int -> float, a whole float
+    such as ``5e3`` -> int)."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         for arg in typing.get_args(annotation):
@@ -172,6 +178,8 @@ def _coerce(value: Any, annotation: Any) -> Any:
         return annotation(value)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if annotation is int and _whole_float(value):
+        return int(value)
     return value
 
 
@@ -591,8 +599,9 @@ class TrainerConfig(_Validated):
     go on to the end of the episode running then (the first episode end of any env, with several), as TD7's code
     does (the policy first acts in the episode after learning is allowed).
 
-    ``env_id`` is a Gymnasium id or ``module:EnvId`` (Gymnasium's convention: import ``module``,
-    then make ``EnvId``); ``env_kwargs`` go to the env's constructor, e.g. ``{'reset_noise_scale': 0.1}``.
+    ``env_id`` is a Gymnasium id or ``module:EnvId`` (Gymnasium's convention: import ``module``, found in the
+    current directory too as ``python -m`` finds it, then make ``EnvId``; ``polyak train --env ID`` sets it);
+    ``env_kwargs`` go to the env's constructor, e.g. ``{'reset_noise_scale': 0.1}``.
 
     ``normalize_observations`` standardises observations with a running mean and variance of the collected
     data (frozen for evaluation; saved in checkpoints and exports), clipped to ±``observation_clip``.

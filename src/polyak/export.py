@@ -35,7 +35,8 @@ def _is_export(directory: Path) -> bool:
     """Whether ``directory`` holds an earlier export and nothing else."""
     names = {entry.name for entry in directory.iterdir()}
     configs = RunDir(directory)
-    written = {ACTOR_FILE, INFO_FILE, CARD_FILE, ONNX_FILE, configs.config_json.name, configs.config_gin.name}
+    written = {ACTOR_FILE, INFO_FILE, CARD_FILE, ONNX_FILE, configs.config_json.name, configs.config_gin.name,
+               configs.env_json.name}
     return ACTOR_FILE in names and INFO_FILE in names and names <= written
 
 
@@ -127,6 +128,8 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
     shutil.copyfile(run.config_json, target.config_json)
     if run.config_gin.is_file():
         shutil.copyfile(run.config_gin, target.config_gin)  # for people to read; never loaded
+    if run.env_json.is_file():
+        shutil.copyfile(run.env_json, target.env_json)  # how the env was made, so `polyak test` rebuilds it
     (out_dir / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
     if "onnx" in formats:
         from polyak.onnx_export import export_onnx

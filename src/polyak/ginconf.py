@@ -74,9 +74,63 @@ def _configurables() -> dict[str, type]:
                                                      "NoiseConfig", "ApexConfig")}
 
 
+SB3_NAMES: dict[str, tuple[str, ...]] = {
+    "learning_rate": ("actor/NetworkConfig.lr", "critic/NetworkConfig.lr"),
+    "lr": ("actor/NetworkConfig.lr", "critic/NetworkConfig.lr"),
+    "buffer_size": ("ReplayConfig.capacity",),
+    "learning_starts": ("TrainerConfig.start_steps", "ReplayConfig.min_size"),
+    "train_freq": ("TrainerConfig.learn_every",),
+    "gradient_steps": ("TrainerConfig.learn_steps",),
+    "tau": ("AgentConfig.tau",),
+    "gamma": ("AgentConfig.gamma",),
+    "batch_size": ("AgentConfig.batch_size",),
+    "policy_delay": ("AgentConfig.policy_delay",),
+    "target_policy_noise": ("AgentConfig.target_policy_noise",),
+    "target_noise_clip": ("AgentConfig.target_noise_clip",),
+    "total_timesteps": ("TrainerConfig.max_env_steps",),
+    "n_envs": ("TrainerConfig.num_envs",),
+    "eval_freq": ("TrainerConfig.eval_interval",),
+    "n_eval_episodes": ("TrainerConfig.eval_episodes",),
+    "net_arch": ("actor/NetworkConfig.hidden_sizes", "critic/NetworkConfig.hidden_sizes"),
+    "device": ("AgentConfig.device",),
+}
+"""Stable-Baselines3's names of common settings and the polyak bindings they correspond to: an error about an
+unknown setting with one of these names points at the real binding, and :func:`polyak.train` takes them as
+keyword arguments."""
+
+
+def describe_bindings(bindings: Sequence[str]) -> str:
+    """``NetworkConfig.lr (both networks)`` for an actor/critic pair, else the bindings joined with ``and``."""
+    names = [b.split("/", 1)[-1] for b in bindings]
+    if len(bindings) == 2 and bindings[0].startswith("actor/") and bindings[1].startswith("critic/") \
+            and names[0] == names[1]:
+        return f"{names[0]} (both networks; actor/{names[0]} or critic/{names[0]} for one)"
+    return " and ".join(bindings)
+
+
 def _suggest(word: str, options: list[str]) -> str:
+    if word in SB3_NAMES and word not in options:
+        return f"; polyak's setting for {word!r} is {describe_bindings(SB3_NAMES[word])}"
     close = difflib.get_close_matches(word, options, n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _unscoped(bindings: Sequence[str], config_text: str = "") -> str | None:
+    """The first binding whose name has no configurable (``learning_rate = 1e-3``), which gin would take silently
+    and apply nowhere, worded as an error; a gin macro (a name some binding or the config file uses as ``%name``)
+    is not one."""
+    used = "\n".join([*bindings, config_text])
+    for binding in bindings:
+        for line in binding.splitlines():
+            name, sep, _ = line.partition("=")
+            name = name.strip()
+            if not sep or not name or name.startswith(("#", "include", "import")) or "." in name:
+                continue
+            if re.fullmatch(r"[A-Za-z_]\w*", name) and not re.search(rf"%{name}\b", used):
+                hint = (f"polyak's setting for it is {describe_bindings(SB3_NAMES[name])}" if name in SB3_NAMES
+                        else "write Configurable.setting, e.g. TrainerConfig.max_env_steps = 5000")
+                return f"binding {line.strip()!r} names no configurable; {hint}"
+    return None
 
 
 def _not_literal(bindings: Sequence[str]) -> str | None:
@@ -146,6 +200,9 @@ def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
             raise ConfigError(f"config file {config_file} does not exist")
         files.append(str(config_file))
         gin.add_config_file_search_path(str(config_file.resolve().parent))  # `include` beside the file
+    unscoped = _unscoped(bindings, config_file.read_text(errors="replace") if config_file is not None else "")
+    if unscoped is not None:
+        raise ConfigError(unscoped)
     try:
         with _quiet_include_search():
             gin.parse_config_files_and_bindings(files, list(bindings), finalize_config=False)

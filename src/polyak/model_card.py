@@ -84,7 +84,7 @@ def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) ->
         "import polyak",
         "",
         f'policy = polyak.load("{name}")            # this directory',
-        "action = policy.predict(obs)              # one observation or a batch; actions in the env's units",
+        "action, _ = policy.predict(obs)           # one observation or a batch; actions in the env's units",
         "```",
         "",
         f"Test it: `polyak test {name} --episodes 10`. Files: `actor.safetensors` (weights), `config.json` "

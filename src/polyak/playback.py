@@ -8,7 +8,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
 import torch
+from gymnasium.vector import VectorEnv
 
 from polyak.algorithms import build_actor, evaluation_actor_key
 from polyak.checkpoint import META_FILE, describe_mismatch, load_checkpoint
@@ -23,7 +26,7 @@ from polyak.run_dir import BEST, RunDir
 from polyak.safe_files import load_tensors, read_json, require_finite
 from polyak.spaces import EnvSpaces
 
-__all__ = ["ACTOR_FILE", "INFO_FILE", "Policy", "load_policy", "resolve_device", "run_policy"]
+__all__ = ["ACTOR_FILE", "INFO_FILE", "Policy", "evaluate_policy", "load_policy", "resolve_device", "run_policy"]
 
 MAX_INFO_BYTES = 1 << 20
 PRETRAINED_NAME = "unity_reacher"
@@ -134,7 +137,19 @@ def load_run_policy(run_dir: Path, checkpoint: str | Path | None, device: str = 
         raise CheckpointError(f"checkpoint {path} lacks the observation statistics its config normalizes with")
     trainer = configs.trainer
     return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs),
-                  _spaces(meta.get("spaces"), str(path)), normalizer), key
+                  _spaces(meta.get("spaces"), str(path)), normalizer, _env_source(run)), key
+
+
+def _env_source(directory: RunDir) -> Any:
+    """How the env of a run (or an export that kept its ``env.json``) was made; None: from its env id."""
+    from polyak.errors import EnvError
+
+    if not directory.env_json.is_file():
+        return None
+    try:
+        return directory.env_source()
+    except EnvError as error:
+        raise CheckpointError(str(error)) from None
 
 
 def pretrained_dir(name: str = PRETRAINED_NAME) -> Path:
@@ -167,7 +182,8 @@ def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
     where = str(directory / INFO_FILE)
     trainer = configs.trainer
     return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs),
-                  _spaces(info.get("spaces"), where), _normalizer(info.get(NORMALIZER_KEY), obs_dim, where))
+                  _spaces(info.get("spaces"), where), _normalizer(info.get(NORMALIZER_KEY), obs_dim, where),
+                  _env_source(RunDir(directory)))
 
 
 def load_policy(source: str | Path | None, checkpoint: str | Path | None = None, device: str = "cpu") -> Policy:
@@ -196,22 +212,65 @@ def run_policy(policy: Policy, episodes: int | None, seed: int | None, num_envs:
     On an env without a time limit, episodes are cut at ``max_episode_steps`` (one warning naming
     ``cap_setting``); :class:`~polyak.evaluation.EvaluationStopped` when ``should_stop`` returns True first.
     """
-    from polyak.envs import make_env
-
-    env = make_env(policy.env_id, num_envs or policy.num_envs, **policy.env_kwargs)
+    env = policy.make_env(num_envs)
     try:
-        obs_dim = int(env.single_observation_space.shape[0])
-        expected = actor_obs_dim(policy.actor)
-        if obs_dim != expected:
-            raise CheckpointError(f"policy expects {expected} observations, env gives {obs_dim}")
-        cap = None if time_limit(env) is not None else max_episode_steps
-        warned: list[bool] = []
-
-        def warn_once() -> None:
-            if not warned:
-                warned.append(True)
-                print(cut_warning(env, cap, "test", cap_setting), flush=True)
-
-        return run_episodes(env, policy, episodes or env.num_envs, seed, cap, should_stop, warn_once)
+        return _scores(policy, env, policy, episodes or env.num_envs, seed, max_episode_steps, should_stop,
+                       cap_setting, "test")
     finally:
         env.close()
+
+
+def _scores(policy: Policy, env: VectorEnv, act: Callable[[np.ndarray], np.ndarray], episodes: int,
+            seed: int | None, max_episode_steps: int, should_stop: Callable[[], bool], cap_setting: str,
+            what: str) -> list[float]:
+    """Episode scores of ``act`` on ``env``, cut at ``max_episode_steps`` on an env without a time limit."""
+    obs_dim = int(env.single_observation_space.shape[0])
+    expected = actor_obs_dim(policy.actor)
+    if obs_dim != expected:
+        raise CheckpointError(f"policy expects {expected} observations, env gives {obs_dim}")
+    cap = None if time_limit(env) is not None else max_episode_steps
+    warned: list[bool] = []
+
+    def warn_once() -> None:
+        if not warned:
+            warned.append(True)
+            print(cut_warning(env, cap, what, cap_setting), flush=True)
+
+    return run_episodes(env, act, episodes, seed, cap, should_stop, warn_once)
+
+
+def evaluate_policy(policy: Policy, env: str | gym.Env | VectorEnv, episodes: int = 10, seed: int | None = None,
+                    max_episode_steps: int = TrainerConfig.eval_max_episode_steps, own_env: bool = False
+                    ) -> list[float]:
+    """Scores of ``episodes`` episodes of ``policy`` without exploration on ``env``: an env id (made as polyak
+    trains on it, ``policy.env_kwargs`` included), a gymnasium Env (wrappers included) or a gymnasium vector env,
+    stepped in the env's own units (:meth:`Policy.predict`; ``own_env``: a vector env polyak made, taking actions in
+    [-1, 1]); the episodes shared out among a vector env's copies. An env given is not closed and is seeded only
+    with ``seed``; episodes of an env without a time limit are cut at ``max_episode_steps`` (one warning)."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ConfigError(f"n_episodes must be a whole number >= 1, got {episodes!r}")
+    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1:
+        raise ConfigError(f"max_episode_steps must be a whole number >= 1, got {max_episode_steps!r}")
+    cap = "polyak.evaluate's max_episode_steps"
+    if isinstance(env, str):
+        from polyak.envs import make_env
+
+        made = make_env(env, 1, **policy.env_kwargs)
+        try:
+            return _scores(policy, made, policy, episodes, seed, max_episode_steps, never, cap, "evaluation")
+        finally:
+            made.close()
+    if own_env and isinstance(env, VectorEnv):
+        return _scores(policy, env, policy, episodes, seed, max_episode_steps, never, cap, "evaluation")
+    if isinstance(env, gym.Env):
+        vector: VectorEnv = SyncVectorEnv([lambda: env], autoreset_mode=AutoresetMode.SAME_STEP)
+        vector.spec = env.spec
+    elif isinstance(env, VectorEnv):
+        vector = env
+    else:
+        raise ConfigError(f"evaluate takes an env id, a gymnasium Env or a gymnasium vector env, got "
+                          f"{type(env).__name__}")
+    return _scores(policy, vector, lambda obs: policy.predict(obs)[0], episodes, seed, max_episode_steps, never, cap,
+                   "evaluation")

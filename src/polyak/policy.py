@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -12,6 +13,11 @@ from polyak.errors import ConfigError
 from polyak.networks import Actor
 from polyak.normalization import ObservationNormalizer
 from polyak.spaces import EnvSpaces
+
+if TYPE_CHECKING:
+    from gymnasium.vector import VectorEnv
+
+    from polyak.envs.source import EnvSource
 
 
 def actor_obs_dim(actor: Actor) -> int:
@@ -28,8 +34,10 @@ def actor_obs_dim(actor: Actor) -> int:
 class Policy:
     """The actor of a trained agent, the observation statistics it was trained with, and its env's spaces.
 
-    ``predict`` is for users: raw observations in, actions in the env's units out. Calling the policy
-    (``policy(obs)``) gives the actor's actions in [-1, 1], what polyak's own envs (``make_env``) take.
+    ``predict`` is for users, shaped as Stable-Baselines3's (``action, state = policy.predict(obs)``): raw
+    observations in, actions in the env's units out. Calling the policy (``policy(obs)``) gives the actor's actions
+    in [-1, 1], what polyak's own envs (``make_env``, :meth:`make_env`) take. ``env_source`` says how the run's env
+    was made (None: from ``env_id``).
     """
 
     env_id: str
@@ -39,6 +47,7 @@ class Policy:
     env_kwargs: dict = field(default_factory=dict)
     spaces: EnvSpaces | None = None
     normalizer: ObservationNormalizer | None = None
+    env_source: EnvSource | None = None
 
     @property
     def observation_space(self) -> gym.spaces.Box:
@@ -50,10 +59,9 @@ class Policy:
 
     def _spaces(self) -> EnvSpaces:
         if self.spaces is None:  # a run of an older polyak stores none: ask the env once
-            from polyak.envs import make_env
             from polyak.spaces import env_spaces
 
-            env = make_env(self.env_id, 1, **self.env_kwargs)
+            env = self.make_env(1)
             try:
                 self.spaces = env_spaces(env)
             finally:
@@ -68,22 +76,34 @@ class Policy:
         obs_t = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
         return self.actor(obs_t).cpu().numpy()
 
-    def predict(self, obs: np.ndarray, deterministic: bool = True) -> np.ndarray:
-        """Actions in the env's units for one observation (shape ``obs_dim``) or a batch (``(n, obs_dim)``).
+    def make_env(self, num_envs: int | None = None, render_mode: str | None = None, **env_kwargs: Any) -> VectorEnv:
+        """The policy's env as polyak trains on it (actions in [-1, 1]: step it with ``policy(obs)``), ``num_envs``
+        copies (default: the run's), made as the run recorded; an EnvError saying what to pass when it cannot be
+        made here (an env instance or a function of the training script)."""
+        from polyak.envs.source import EnvSource
 
-        The policy is deterministic (DDPG/TD3 explore with noise only while training), so
-        ``deterministic`` is accepted for Stable-Baselines3 compatibility and changes nothing. Unlike
-        SB3's, it returns the actions alone, not an ``(actions, state)`` pair.
+        source = self.env_source if self.env_source is not None else EnvSource(self.env_id)
+        return source.vector_env(num_envs or self.num_envs, render_mode, **self.env_kwargs, **env_kwargs)
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = True) -> tuple[np.ndarray, None]:
+        """``(actions, None)``: actions in the env's units for one observation (shape ``(obs_dim,)``: one action)
+        or a batch (``(n, obs_dim)``: ``n`` actions), as Stable-Baselines3's ``predict`` returns them, so
+        ``action, _ = policy.predict(obs, deterministic=True)`` and SB3's ``evaluate_policy`` work unchanged.
+
+        The policy has no recurrent state (the second item is None; ``state`` and ``episode_start`` are accepted and
+        ignored) and acts deterministically: DDPG/TD3/TD7/CrossQ explore with noise only while training and SAC's
+        policy gives its mean action, so ``deterministic`` changes nothing.
         """
-        del deterministic
-        array = np.asarray(obs, dtype=np.float32)
+        del state, episode_start, deterministic
+        array = np.asarray(observation, dtype=np.float32)
         obs_dim = actor_obs_dim(self.actor)
         single = array.ndim == 1
         if array.shape[-1:] != (obs_dim,) or array.ndim not in (1, 2):
             raise ConfigError(f"predict takes one observation of shape ({obs_dim},) or a batch of shape "
                               f"(n, {obs_dim}), got shape {array.shape}")
         actions = self(array[None] if single else array)
-        return self.to_env_units(actions[0] if single else actions)
+        return self.to_env_units(actions[0] if single else actions), None
 
     def to_env_units(self, actions: np.ndarray) -> np.ndarray:
         """[-1, 1] -> the action space's [low, high], per dimension (as the env boundary rescales them)."""

@@ -15,7 +15,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from polyak.envs import make_env
 from polyak.envs.factory import resolve_env_id
 from polyak.errors import EnvError, PolyakError
 from polyak.policy import Policy
@@ -73,7 +72,7 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
     import imageio.v3 as iio
 
     size = {"width": width, "height": height} if accepts_size(policy.env_id) else {}
-    env = make_env(policy.env_id, policy.num_envs, render_mode="rgb_array", **size, **policy.env_kwargs)
+    env = policy.make_env(render_mode="rgb_array", **size)  # as its run made it, or one line on what to pass
     frames: list[np.ndarray] = []
     try:
         obs, _ = env.reset(seed=seed)

@@ -2,6 +2,7 @@
 
     config.json     the resolved configs as plain JSON: the only config a load reads (gin would run code)
     config.gin      the operative gin config of the run, for people to read
+    env.json        how the env was made (an id, an env instance or a function given to polyak.train)
     .polyak.lock    held (flock) by the one process writing the run
     metrics.csv     one row per episode and per evaluation (values that depend on the seed only)
     tb/             TensorBoard events
@@ -53,6 +54,7 @@ class RunDir:
         self.summary = self.path / "summary.json"
         self.apex_record = self.path / "apex.json"
         self.config_json = self.path / "config.json"
+        self.env_json = self.path / "env.json"
         self._lock: RunLock | None = None
 
     def __str__(self) -> str:
@@ -63,11 +65,13 @@ class RunDir:
         """Whether training already wrote here (a summary or checkpoints)."""
         return self.summary.exists() or self.checkpoints.exists()
 
-    def create(self, operative_config: str, configs: Configs | None = None, apex: Any = None) -> None:
-        """Take the run's writer lock, make the directory and write ``config.gin`` and ``config.json`` (when
-        given); one clear error when it cannot or when another process writes here. ``config.gin`` is written
-        when the run starts only: a resumed run (one with checkpoints) keeps the one its start wrote, since gin
-        parses no config on resume and its operative config would be an empty skeleton."""
+    def create(self, operative_config: str, configs: Configs | None = None, apex: Any = None,
+               env_source: dict[str, Any] | None = None) -> None:
+        """Take the run's writer lock, make the directory and write ``config.gin``, ``config.json`` and
+        ``env.json`` (when given); one clear error when it cannot or when another process writes here.
+        ``config.gin`` and ``env.json`` are written when the run starts only: a resumed run (one with checkpoints)
+        keeps those its start wrote, since gin parses no config on resume and its operative config would be an
+        empty skeleton."""
         from polyak.config_json import write_config
         from polyak.runlock import RunLock
 
@@ -75,12 +79,21 @@ class RunDir:
             self._lock = RunLock(self.path).acquire()  # held as long as this object (the run) lives
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            if operative_config and not self.holds_a_run():
+            started = self.holds_a_run()
+            if operative_config and not started:
                 self.config_gin.write_text(operative_config)
+            if env_source is not None and not started:
+                self.env_json.write_text(json.dumps(env_source, indent=2) + "\n")
             if configs is not None:
                 write_config(self.path, configs, apex)
         except OSError as error:
             raise PolyakError(f"cannot write run directory {self.path}: {error.strerror or error}") from None
+
+    def release(self) -> None:
+        """Let go of the run's writer lock (the run ended; a later resume in this process takes it again)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         self.summary.write_text(json.dumps(summary, indent=2) + "\n")
@@ -98,9 +111,9 @@ class RunDir:
         return self
 
     def require_resumable(self) -> RunDir:
+        """This run, if training can continue it: an interrupted run, or a finished one (given a larger budget,
+        which :func:`polyak.planning.plan_run` checks); never an Ape-X run."""
         self.require()
-        if self.summary.is_file():
-            raise CheckpointError(f"{self.path} already finished (it has summary.json); nothing to resume")
         if self.is_apex():
             raise CheckpointError(f"{self.path} is an Ape-X run (--workers); Ape-X runs cannot be resumed (their "
                                   "replay lives in Ray actors and is not checkpointed)")
@@ -126,6 +139,16 @@ class RunDir:
         if not found:
             raise CheckpointError(f"{self.path} has no complete checkpoint")
         return found[-1]
+
+    def env_source(self) -> Any:
+        """How the run's env was made (:class:`polyak.envs.source.EnvSource`; from its id for a run without
+        ``env.json``)."""
+        from polyak.envs.source import EnvSource
+        from polyak.safe_files import read_json
+
+        if not self.env_json.is_file():
+            return EnvSource.from_id(self.configs().trainer.env_id)
+        return EnvSource.from_json(read_json(self.env_json, self.path, 1 << 20), str(self.path))
 
     def read_summary(self) -> dict[str, Any]:
         """``summary.json`` as a dict, or an empty one for an unfinished run."""

@@ -4,6 +4,7 @@ checkpointer whose metadata lets a checkpoint be loaded without the env."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,17 +38,21 @@ class RunParts:
     checkpointer: Checkpointer
 
 
-def build_run_parts(configs: Configs, directory: RunDir, env: VectorEnv) -> RunParts:
+def build_run_parts(configs: Configs, directory: RunDir, env: VectorEnv,
+                    make_eval_env: Callable[[], VectorEnv] | None = None) -> RunParts:
     """The parts of a run whose training (or probe) env is ``env``: torch's seed, the run's streams, an evaluator
-    on an env of its own (when ``eval_interval`` is set), the agent and the checkpointer (meta with the spaces)."""
+    on an env of its own (when ``eval_interval`` is set; ``make_eval_env`` makes it, default from the config's
+    env id), the agent and the checkpointer (meta with the spaces)."""
     cfg = configs.trainer
     torch.manual_seed(cfg.seed)
     streams = run_streams(cfg.seed)
     obs_dim = int(env.single_observation_space.shape[0])
     action_dim = int(env.single_action_space.shape[0])
     spaces = env_spaces(env)
-    evaluator = (Evaluator(make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs), cfg.eval_episodes,
-                           streams.evaluation_seed, cfg.eval_max_episode_steps)
+    if make_eval_env is None:
+        def make_eval_env() -> VectorEnv:
+            return make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
+    evaluator = (Evaluator(make_eval_env(), cfg.eval_episodes, streams.evaluation_seed, cfg.eval_max_episode_steps)
                  if cfg.eval_interval is not None else None)
     try:
         agent = build_agent(configs, obs_dim, action_dim, streams.agent)

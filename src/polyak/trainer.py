@@ -27,7 +27,7 @@ from polyak.checkpointer import Checkpointer
 from polyak.collector import Collector, EnvStepError
 from polyak.config import Configs
 from polyak.device import slow_precision
-from polyak.envs import make_env
+from polyak.envs.source import EnvSource
 from polyak.errors import CheckpointError, PolyakError
 from polyak.evaluation import EvaluationStopped, never
 from polyak.evaluator import Evaluator
@@ -79,17 +79,31 @@ def stop_signals(on_signal: Any) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-class Trainer:
-    """Runs one training run into ``run_dir``."""
+EvaluationCallback = Callable[[int, float], "bool | None"]
+"""Called after each evaluation with (env steps, evaluation mean); returning False stops training."""
 
-    def __init__(self, configs: Configs, run_dir: Path | RunDir, operative_config: str = "") -> None:
+
+class Trainer:
+    """Runs one training run into ``run_dir``.
+
+    ``env_source`` says how the env is made (default: from ``TrainerConfig.env_id``; an env instance or function
+    given to :func:`polyak.train` otherwise) and is recorded in the run's ``env.json``. ``on_evaluation`` is called
+    after each evaluation with the env steps and the evaluation mean; when it returns False, training stops as at
+    the end of its budget (a checkpoint and ``summary.json``), e.g. for early stopping or Optuna pruning.
+    """
+
+    def __init__(self, configs: Configs, run_dir: Path | RunDir, operative_config: str = "",
+                 env_source: EnvSource | None = None, on_evaluation: EvaluationCallback | None = None) -> None:
         self.configs = configs
         self.directory = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
         self.run_dir = self.directory.path
+        self.on_evaluation = on_evaluation
         cfg = configs.trainer
-        env = make_env(cfg.env_id, cfg.num_envs, **cfg.env_kwargs)
+        source = env_source if env_source is not None else EnvSource.from_id(cfg.env_id)
+        env = source.vector_env(cfg.num_envs, **cfg.env_kwargs)
         try:
-            parts = build_run_parts(configs, self.directory, env)
+            parts = build_run_parts(configs, self.directory, env,
+                                    lambda: source.vector_env(cfg.num_envs, **cfg.env_kwargs))
         except BaseException:
             env.close()
             raise
@@ -115,7 +129,7 @@ class Trainer:
         self._stop_signal: str | None = None
         self._eval_pending = False  # a signal cut the evaluation due at these env steps short: redo it first
         try:
-            self.directory.create(operative_config, configs)
+            self.directory.create(operative_config, configs, env_source=source.to_json())
         except PolyakError:
             self._close_envs()
             raise
@@ -162,6 +176,10 @@ class Trainer:
             self._eval_pending = True
             return False
         self._eval_pending = False
+        if self.on_evaluation is not None and self.on_evaluation(self.env_steps, self.progress.eval_scores[-1]) \
+                is False:
+            logger.message(f"the evaluation callback stopped training at {self.env_steps} env steps")
+            return True
         return stop
 
     # ------------------------------------------------------------------ checkpoints
@@ -225,15 +243,19 @@ class Trainer:
         if (slow := slow_precision(self.configs.agent, self.agent.learner.device)) is not None:
             print(f"polyak: warning: {slow}", flush=True)
         started = time.perf_counter() - self.elapsed
-        logger = Logger(self.run_dir, cfg.max_env_steps, cfg.progress_bar, initial_env_steps=self.env_steps)
+        self.directory.summary.unlink(missing_ok=True)  # a finished run trained further is unfinished until it ends
         try:
-            with stop_signals(self._on_signal):
-                summary = self._loop(logger, started)
+            logger = Logger(self.run_dir, cfg.max_env_steps, cfg.progress_bar, initial_env_steps=self.env_steps)
+            try:
+                with stop_signals(self._on_signal):
+                    summary = self._loop(logger, started)
+            finally:
+                logger.close()
+                self._close_envs()
+            if summary.interrupted is None:
+                self.directory.write_summary(summary.__dict__)
         finally:
-            logger.close()
-            self._close_envs()
-        if summary.interrupted is None:
-            self.directory.write_summary(summary.__dict__)
+            self.directory.release()
         return summary
 
     def _loop(self, logger: Logger, started: float) -> Summary:

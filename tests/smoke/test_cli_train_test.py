@@ -36,10 +36,10 @@ def test_train_writes_the_run_directory_contract_and_test_loads_it(tmp_path):
 def test_seed_names_the_run_under_runs_root(tmp_path):
     result = polyak("train", "--config", PENDULUM, "--seed", "5", *SHORT, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "runs" / "pendulum_seed_5" / "summary.json").is_file()
+    assert (tmp_path / "runs" / "Pendulum-v1_pendulum_seed_5" / "summary.json").is_file()
     again = polyak("train", "--config", PENDULUM, "--seed", "5", *SHORT, cwd=tmp_path)
     assert again.returncode == 0
-    assert (tmp_path / "runs" / "pendulum_seed_5_1" / "summary.json").is_file()  # never overwrites a run
+    assert (tmp_path / "runs" / "Pendulum-v1_pendulum_seed_5_1" / "summary.json").is_file()  # never overwrites a run
 
 
 def test_same_seed_gives_identical_metrics(tmp_path):

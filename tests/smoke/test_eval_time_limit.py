@@ -127,10 +127,10 @@ def test_train_and_test_cap_evaluation_on_an_env_without_a_time_limit(endless_en
 
     tested = polyak("test", str(run), "--episodes", "2", timeout=120)
     assert tested.returncode == 0, tested.stderr[-2000:]
-    assert "mean score 1000.00 over 2 episodes" in tested.stdout
+    assert "mean score 1000.00 ± 0.00 over 2 episodes" in tested.stdout
     assert tested.stdout.count("polyak: warning:") == 1 and "polyak test --max-episode-steps" in tested.stdout
     shorter = polyak("test", str(run), "--episodes", "3", "--max-episode-steps", "30", timeout=120)
-    assert shorter.returncode == 0 and "mean score 30.00 over 3 episodes" in shorter.stdout, shorter.stderr
+    assert shorter.returncode == 0 and "mean score 30.00 ± 0.00 over 3 episodes" in shorter.stdout, shorter.stderr
     refused = polyak("test", str(run), "--max-episode-steps", "0")
     assert refused.returncode == 2 and "--max-episode-steps must be >= 1" in refused.stderr
 

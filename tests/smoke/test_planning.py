@@ -22,7 +22,7 @@ TINY = ["TrainerConfig.max_env_steps = 300", "TrainerConfig.start_steps = 100", 
 
 def test_a_plan_leaves_gin_clear_and_names_the_run_after_config_and_seed(tmp_path):
     plan = plan_run("pendulum", [*TINY, f"TrainerConfig.runs_root = '{tmp_path}'"], seed=3)
-    assert plan.run_dir == tmp_path / "pendulum_seed_3" and plan.configs.trainer.seed == 3
+    assert plan.run_dir == tmp_path / "Pendulum-v1_pendulum_seed_3" and plan.configs.trainer.seed == 3
     assert "TrainerConfig.max_env_steps = 300" in plan.operative_config and not plan.resume
     with pytest.raises(ValueError):
         gin.query_parameter("TrainerConfig.max_env_steps")

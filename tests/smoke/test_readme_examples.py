@@ -1,4 +1,5 @@
-"""Every ```python block of the README runs as written (in a fresh directory, one process per block)."""
+"""Every ```python block of the README and of the docs/ pages runs as written (in a fresh directory, one process
+per block)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,24 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 NOT_RUNNABLE = "<!-- not runnable -->"  # put on the line before a block that needs a GPU or a cluster
 
 
-def python_blocks() -> list[str]:
-    text = README.read_text()
+def python_blocks(pages: list[Path] = PAGES) -> list[str]:
     blocks = []
-    for match in re.finditer(r"(?P<before>[^\n]*)\n```python\n(?P<code>.*?)```", text, re.DOTALL):
-        if NOT_RUNNABLE not in match.group("before"):
-            blocks.append(match.group("code"))
+    for page in pages:
+        for match in re.finditer(r"(?P<before>[^\n]*)\n```python\n(?P<code>.*?)```", page.read_text(), re.DOTALL):
+            if NOT_RUNNABLE not in match.group("before"):
+                blocks.append(match.group("code"))
     return blocks
 
 
 def test_the_readme_has_python_examples() -> None:
-    assert any("polyak.train" in b for b in python_blocks()) and any("polyak.load" in b for b in python_blocks())
+    readme = python_blocks([README])
+    assert any("polyak.train" in b for b in readme) and any("polyak.load" in b for b in readme)
 
 
 @pytest.mark.parametrize("index", range(len(python_blocks())))

@@ -113,7 +113,7 @@ def test_cli_test_record_and_onnx_export(runs: dict[str, Path], name: str, tmp_p
     assert ("checkpoint policy (TD7) actor of checkpoint `best`" in card) == (expected == "checkpoint_actor")
     exported, original = polyak.load(out), polyak.load(run)
     obs = _observations()
-    np.testing.assert_array_equal(exported.predict(obs), original.predict(obs))
+    np.testing.assert_array_equal(exported.predict(obs)[0], original.predict(obs)[0])
     session = ort.InferenceSession(str(out / "policy.onnx"), providers=["CPUExecutionProvider"])
-    np.testing.assert_allclose(session.run(None, {"obs": obs})[0], exported.predict(obs), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(session.run(None, {"obs": obs})[0], exported.predict(obs)[0], rtol=0, atol=1e-5)
     assert main(["test", str(out), "--episodes", "1", "--seed", "0"]) == 0

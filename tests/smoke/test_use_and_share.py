@@ -45,10 +45,10 @@ def test_predict_in_env_units_single_and_batch(runs: dict[str, Path], kind: str)
     assert policy.action_space.low.tolist() == [-2.0] and policy.action_space.high.tolist() == [2.0]
     assert policy.observation_space.shape == (3,)
     obs = np.random.default_rng(0).uniform(policy.observation_space.low, policy.observation_space.high, (64, 3))
-    actions = policy.predict(obs)
-    assert actions.shape == (64, 1) and np.all(np.abs(actions) <= 2.0)
-    assert policy.predict(obs[0]).shape == (1,)
-    np.testing.assert_allclose(policy.predict(obs[0]), actions[0], rtol=0, atol=1e-6)
+    actions, state = policy.predict(obs)
+    assert state is None and actions.shape == (64, 1) and np.all(np.abs(actions) <= 2.0)
+    assert policy.predict(obs[0])[0].shape == (1,)
+    np.testing.assert_allclose(policy.predict(obs[0])[0], actions[0], rtol=0, atol=1e-6)
     assert (kind == "normalized") == (policy.normalizer is not None)
 
 
@@ -58,7 +58,7 @@ def test_predict_matches_what_polyak_test_executes(runs: dict[str, Path]) -> Non
     env = make_env(policy.env_id, 1)
     obs, _ = env.reset(seed=3)
     executed = env.actions(policy(obs))  # the RescaleAction wrapper's own transform
-    np.testing.assert_allclose(policy.predict(obs), executed, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(policy.predict(obs)[0], executed, rtol=0, atol=1e-6)
     env.close()
 
 
@@ -80,14 +80,15 @@ def test_pretrained_agent_loads_without_its_env(monkeypatch: pytest.MonkeyPatch)
     policy = polyak.load()
     assert policy.spaces is not None
     assert policy.observation_space.shape == (33,) and policy.action_space.shape == (4,)
-    actions = policy.predict(np.zeros((3, 33), dtype=np.float32))
+    actions, _ = policy.predict(np.zeros((3, 33), dtype=np.float32))
     assert actions.shape == (3, 4) and np.all(np.abs(actions) <= 1)
 
 
 def test_train_refuses_a_used_run_dir_and_keeps_gin_apart(runs: dict[str, Path], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="already holds a run"):
         polyak.train("pendulum", TINY, run_dir=runs["plain"])
-    run = polyak.train("pendulum_fast", ["TrainerConfig.max_env_steps = 300", "TrainerConfig.progress_bar = False"],
+    run = polyak.train("pendulum_fast", ["TrainerConfig.max_env_steps = 300", "TrainerConfig.progress_bar = False",
+                                         "TrainerConfig.start_steps = 100", "ReplayConfig.min_size = 100"],
                        run_dir=tmp_path / "other")
     config = json.loads((run.path / "config.json").read_text())
     assert config["trainer"]["max_env_steps"] == 300 and config["trainer"]["normalize_observations"] is False
@@ -110,7 +111,7 @@ def test_export_onnx_matches_load_predict(runs: dict[str, Path], tmp_path: Path)
     obs = np.random.default_rng(1).uniform(-1, 1, (64, 3)).astype(np.float32) * [1, 1, 8]
     session = onnxruntime.InferenceSession(str(out / "policy.onnx"))
     onnx_actions = session.run(["action"], {"obs": obs.astype(np.float32)})[0]
-    np.testing.assert_allclose(onnx_actions, policy.predict(obs), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(onnx_actions, policy.predict(obs)[0], rtol=0, atol=1e-5)
 
 
 def test_export_into_the_run_is_refused_and_writes_nothing(runs: dict[str, Path]) -> None:

@@ -67,3 +67,43 @@ def test_wrong_format_version_and_sections(tmp_path):
         (tmp_path / "config.json").write_text(json.dumps({**data, **change}))
         with pytest.raises(CheckpointError, match=match):
             read_config(tmp_path)
+
+
+def _written_before_the_algorithm_field(configs: Configs, **agent_switches) -> dict:
+    """``configs`` as a config.json of polyak before AgentConfig.algorithm: TD7's and CrossQ's switches flat in
+    the agent section, no td7 or sac sections."""
+    data = configs_to_dict(configs)
+    data["agent"].pop("algorithm")
+    data["agent"].update(agent_switches)
+    del data["td7"], data["sac"]
+    return data
+
+
+def test_an_old_td7_run_loads_as_the_td7_algorithm_with_its_switches():
+    old = {"hard_target_every": 250, "value_clipping": True, "sale": True, "sale_dim": 128, "sale_hidden": 256,
+           "sale_lr": 3e-4, "checkpoint_policy": True, "checkpoint_training": True, "checkpoint_episodes": 20,
+           "checkpoint_after": 750000, "checkpoint_reset_weight": 0.9, "target_networks": True}
+    configs, _ = configs_from_dict(_written_before_the_algorithm_field(_default_configs(), **old))
+    assert configs.agent.algorithm.value == "td7"
+    assert configs.td7.sale_dim == 128 and configs.td7.checkpoint_training and configs.td7.hard_target_every == 250
+
+
+def test_an_old_crossq_run_and_an_old_td3_run_load_as_their_algorithms():
+    crossq, _ = configs_from_dict(_written_before_the_algorithm_field(_default_configs(), target_networks=False))
+    assert crossq.agent.algorithm.value == "crossq"
+    td3, _ = configs_from_dict(_written_before_the_algorithm_field(_default_configs(), target_networks=True,
+                                                                   hard_target_every=None, sale=False))
+    assert td3.agent.algorithm.value == "ddpg"
+    td7_parts_only, _ = configs_from_dict(_written_before_the_algorithm_field(_default_configs(), hard_target_every=50))
+    assert td7_parts_only.agent.algorithm.value == "td7" and not td7_parts_only.td7.sale
+    assert not td7_parts_only.td7.value_clipping and not td7_parts_only.td7.checkpoint_policy
+
+
+def _default_configs() -> Configs:
+    parse_gin(None, [])
+    try:
+        return build_configs_from_gin()
+    finally:
+        import gin
+
+        gin.clear_config()

@@ -3,26 +3,50 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from collections.abc import Callable
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.wrappers.vector import RescaleAction
 
-from polyak.errors import EnvError
+from polyak.errors import EnvError, PolyakError
+
+EnvMaker = Callable[[], gym.Env]
+
+
+def import_user_module(module: str, needed_by: str) -> None:
+    """Import ``module`` as ``python -m`` would find it: the current directory is searched too (after the
+    installed packages, so a file there never hides one). An EnvError starting with ``needed_by`` when it cannot be
+    imported; one that cannot be found says how to make it found."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    why = f"{needed_by} needs module {module!r}, which cannot be imported"
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        root = module.split(".")[0]
+        if error.name is not None and error.name.split(".")[0] == root:
+            hint = "run polyak in the directory that holds it, or add that directory: PYTHONPATH=/path/to/it polyak"
+            raise EnvError(f"{why}: no {root}.py in the current directory ({cwd}) or on the Python path; {hint}") \
+                from None
+        raise EnvError(f"{why}: {error}") from None
+    except ImportError as error:
+        raise EnvError(f"{why}: {error}") from None
 
 
 def resolve_env_id(env_id: str) -> str:
-    """Gymnasium's ``module:EnvId`` convention: import ``module`` (which registers the env), return ``EnvId``."""
+    """Gymnasium's ``module:EnvId`` convention: import ``module`` (which registers the env; the current directory
+    is searched, as ``python -m`` does), return ``EnvId``."""
     module, separator, name = env_id.partition(":")
     if not separator:
         return env_id
     if not module or not name:
         raise EnvError(f"environment id {env_id!r} must be 'EnvId' or 'module:EnvId'")
-    try:
-        importlib.import_module(module)
-    except ImportError as error:
-        raise EnvError(f"environment {env_id!r} needs module {module!r}, which cannot be imported: {error}") from None
+    import_user_module(module, f"environment {env_id!r}")
     return name
 
 
@@ -64,18 +88,35 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
         raise EnvError(f"cannot create environment {env_id!r} with {kwargs}: {error}") from None
     except ImportError as error:
         raise EnvError(f"environment {env_id!r} needs a package that is not installed: {error}") from None
+    return _checked(env, repr(env_id))
+
+
+def vector_env_from(make: EnvMaker, num_envs: int, name: str) -> VectorEnv:
+    """``num_envs`` envs made by calling ``make`` (an env of the user's, wrappers included), stepped synchronously
+    as :func:`make_env`'s: SAME_STEP autoreset, actions in [-1, 1]. ``name`` names the env in errors."""
+    try:
+        env = SyncVectorEnv([make] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP)
+    except PolyakError:
+        raise
+    except Exception as error:  # whatever the user's constructor raises
+        raise EnvError(f"cannot create environment {name}: {type(error).__name__}: {error}") from None
+    env.spec = env.envs[0].spec  # its time limit, if gym.make gave it one (see polyak.evaluation.time_limit)
+    return _checked(env, name)
+
+
+def _checked(env: VectorEnv, name: str) -> VectorEnv:
+    """``env`` if polyak can train on it (a bounded Box action space, flat Box observations), rescaled to take
+    actions in [-1, 1]; closed and an EnvError otherwise."""
     space = env.single_action_space
     if not isinstance(space, gym.spaces.Box):
         env.close()
-        raise EnvError(
-            f"environment {env_id!r} has a {type(space).__name__} action space; polyak needs a continuous Box"
-        )
+        raise EnvError(f"environment {name} has a {type(space).__name__} action space; polyak needs a continuous Box")
     if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
         env.close()
-        raise EnvError(f"environment {env_id!r} has unbounded actions; polyak needs finite low/high bounds")
+        raise EnvError(f"environment {name} has unbounded actions; polyak needs finite low/high bounds")
     if not isinstance(env.single_observation_space, gym.spaces.Box) or len(env.single_observation_space.shape) != 1:
         env.close()
-        raise EnvError(f"environment {env_id!r} needs a flat Box observation space")
+        raise EnvError(f"environment {name} needs a flat Box observation space")
     if np.all(space.low == -1.0) and np.all(space.high == 1.0):
         return env
     low = np.full(space.shape, -1.0, dtype=space.dtype)
