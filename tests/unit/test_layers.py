@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from polyak.layers import AvgL1Norm, BatchRenorm1d, avg_l1_norm, joint_forward, module_mode
+from polyak.layers import AvgL1Norm, BatchRenorm1d, avg_l1_norm, batch_moments, joint_forward, module_mode
 
 # ---------------------------------------------------------------- AvgL1Norm
 
@@ -70,6 +70,28 @@ def _brn(features=3, **kwargs):
 
 def _np(t):
     return t.detach().numpy()
+
+
+def test_batch_moments_by_hand():
+    x = torch.tensor([[1.0, -2.0], [3.0, 0.0], [5.0, 2.0]])  # columns: mean 3 and 0, squared deviations 8 and 8
+    mean, var = batch_moments(x)
+    torch.testing.assert_close(mean, torch.tensor([3.0, 0.0]))
+    torch.testing.assert_close(var, torch.tensor([8.0 / 3, 8.0 / 3]))
+    torch.testing.assert_close(batch_moments(x, unbiased=True)[1], torch.tensor([4.0, 4.0]))
+
+
+@pytest.mark.parametrize("shape", [(512, 37), (2, 256, 64), (3, 5, 1)])
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_batch_moments_match_torch_values_and_gradients(shape, unbiased):
+    generator = torch.Generator().manual_seed(0)
+    x = (torch.randn(shape, generator=generator, dtype=torch.float64) * 3 + 10).requires_grad_()
+    weights = torch.randn(shape[:-2] + shape[-1:], generator=generator, dtype=torch.float64)
+    mean, var = batch_moments(x, unbiased)
+    torch.testing.assert_close(mean, x.mean(dim=-2))
+    torch.testing.assert_close(var, x.var(dim=-2, unbiased=unbiased))
+    (grad,) = torch.autograd.grad(((mean + var) * weights).sum(), x)
+    (expected,) = torch.autograd.grad(((x.mean(dim=-2) + x.var(dim=-2, unbiased=unbiased)) * weights).sum(), x)
+    torch.testing.assert_close(grad, expected)
 
 
 def test_brn_defaults_follow_crossq():
