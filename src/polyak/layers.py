@@ -157,10 +157,12 @@ class BatchRenorm1d(nn.Module):
                 self.steps.add_(1)
         else:
             mean, var = running_mean, running_var
-        y = (x - mean.unsqueeze(-2)) * (var + self.eps).rsqrt().unsqueeze(-2)
-        if weight is not None and bias is not None:
-            y = y * weight.unsqueeze(-2) + bias.unsqueeze(-2)
-        return y
+        # (x - mean) / sqrt(var + eps) * weight + bias as one pass over x: x * scale + shift
+        scale = (var + self.eps).rsqrt()
+        if weight is not None:
+            scale = scale * weight
+        shift = -mean * scale if bias is None else bias - mean * scale
+        return torch.addcmul(shift.unsqueeze(-2), x, scale.unsqueeze(-2))
 
 
 @contextlib.contextmanager
