@@ -94,6 +94,13 @@ RECOMMENDED_ROW = "polyak_crossq"
 BASELINE_ROW = "sb3_crossq"
 SEEDS_ASKED = {RECOMMENDED_ROW: 5, BASELINE_ROW: 5}
 DEFAULT_SEEDS_ASKED = 3
+# The rule that picks the recommended row from the measured rows (``recommendation``): among these candidates, on
+# the locomotion tasks where all have runs, the highest IQM of normalized final returns. Stability is then a
+# requirement on the pick, not a filter (a row that stays at a low best is not better for it): on every task the
+# mean over seeds of (mean of the last five evaluations / best evaluation) must be at least STABILITY_FLOOR, else
+# the report says the pick still falls from its best.
+CANDIDATE_ROWS = ("polyak_td3", "polyak_td7", "polyak_crossq", "polyak_crossq_sac")
+STABILITY_FLOOR = 0.8
 BOOTSTRAP_REPS = 2_000
 CONFIDENCE = 0.95
 BOOTSTRAP_SEED = 0  # numpy's global RNG is seeded with it before each estimate: the report is reproducible
@@ -647,6 +654,44 @@ def probability_of_improvement(suite: dict[str, Any], row: str, over: str) -> di
     return result
 
 
+def stability_ratio(eval_returns: list[list[float]]) -> float | None:
+    """Mean over seeds of (mean of the seed's last five evaluations / its best evaluation): 1.0 when every seed ends
+    at its best, lower the more the final policies fell from what they reached; None when a best is not positive."""
+    ratios = [statistics.mean(curve[-5:]) / max(curve) for curve in eval_returns if max(curve) > 0]
+    return statistics.mean(ratios) if len(ratios) == len(eval_returns) else None
+
+
+def recommendation(suite: dict[str, Any]) -> dict[str, Any]:
+    """The rule behind the recommended row (``CANDIDATE_ROWS``, ``STABILITY_FLOOR``): per candidate, on the tasks
+    where every candidate has runs, the IQM of its normalized final returns with its interval, the stability ratio
+    per task and its lowest, and the median CPU minutes per 100k env steps; ``pick`` is the candidate with the highest
+    IQM (None when no task has runs of all), ``pick_is_stable`` whether its lowest stability reaches the floor. The
+    baseline row is listed beside them when it has runs on those tasks, not as a candidate."""
+    tasks = tasks_with_runs(suite, *CANDIDATE_ROWS)
+    result: dict[str, Any] = {"candidates": list(CANDIDATE_ROWS), "stability_floor": STABILITY_FLOOR,
+                              "tasks": tasks, "rows": {}, "pick": None, "pick_is_stable": None}
+    if not tasks:
+        return result
+    baseline_runs = all(BASELINE_ROW in suite["tasks"][task]["rows"] for task in tasks)
+    listed = [*CANDIDATE_ROWS, *([BASELINE_ROW] if baseline_runs else [])]
+    for row in listed:
+        matrix = final_matrix(suite, row, tasks, normalize=True)
+        iqm, ci = iqm_interval(matrix)
+        per_task = {task: stability_ratio(suite["tasks"][task]["rows"][row]["eval_returns"]) for task in tasks}
+        known = [x for x in per_task.values() if x is not None]
+        cpu_minutes = [seconds / 60 * 100_000 / suite["tasks"][task]["budget"] for task in tasks
+                       for seconds in suite["tasks"][task]["rows"][row]["cpu_seconds"] if seconds is not None]
+        result["rows"][row] = {
+            "seeds_per_task": int(matrix.shape[0]), "normalized_iqm": iqm, "ci": ci, "stability": per_task,
+            "lowest_stability": min(known) if len(known) == len(per_task) else None,
+            "cpu_minutes_per_100k": statistics.median(cpu_minutes) if cpu_minutes else None,
+            "candidate": row in CANDIDATE_ROWS}
+    pick = max(CANDIDATE_ROWS, key=lambda row: result["rows"][row]["normalized_iqm"])
+    result["pick"] = pick
+    result["pick_is_stable"] = (result["rows"][pick]["lowest_stability"] or 0) >= STABILITY_FLOOR
+    return result
+
+
 def suite_statistics(suite: dict[str, Any]) -> dict[str, Any]:
     """suite.json's ``statistics``: per locomotion task and row the final-return statistics, the published figures
     and gaps; across tasks each row's IQM of normalized scores and the recommended row's probability of improvement
@@ -664,6 +709,7 @@ def suite_statistics(suite: dict[str, Any]) -> dict[str, Any]:
         "tasks": {task: task_statistics(task, suite["tasks"].get(task, empty)) for task in SAMPLE_EFFICIENCY_TASKS},
         "normalized_iqm": {row: normalized_iqm(suite, row) for row in ROWS if tasks_with_runs(suite, row)},
         "probability_of_improvement": probability_of_improvement(suite, RECOMMENDED_ROW, BASELINE_ROW),
+        "recommendation": recommendation(suite),
     }
 
 
@@ -734,7 +780,34 @@ def statistics_markdown(stats: dict[str, Any]) -> str:
         lines += ["", f"Probability of improvement of {poi['row']} (the recommended row, a placeholder until the "
                   f"frontier issue) over {poi['over']} (rliable, final returns): {poi['probability']:.2f} "
                   f"{interval_text(poi['ci'], 2)}, on {', '.join(poi['tasks'])} (seeds per task: {seeds})."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + recommendation_markdown(stats["recommendation"])) + "\n"
+
+
+def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
+    """suite.md's lines on the rule that picks the recommended row, its table and its pick."""
+    lines = ["", "## Choosing the recommended row", "",
+             f"The rule: among {', '.join(rule['candidates'])}, on the tasks where all of them have runs, the highest "
+             "IQM of normalized final returns. Its final policies must then keep what they reached: stability (mean "
+             "over seeds of the mean of the last five evaluations divided by the best evaluation) at least "
+             f"{rule['stability_floor']:g} on every task. {BASELINE_ROW} is listed for reference, not as a candidate.",
+             ""]
+    if not rule["tasks"]:
+        return [*lines, "No task has runs of every candidate yet."]
+    lines += [f"| row | seeds per task | IQM normalized score [95% CI] on {', '.join(rule['tasks'])} | stability per "
+              "task | lowest | CPU minutes per 100k steps (median) |", "| --- | --- | --- | --- | --- | --- |"]
+    for row, data in rule["rows"].items():
+        per_task = ", ".join("n/a" if x is None else f"{x:.2f}" for x in data["stability"].values())
+        lowest = "n/a" if data["lowest_stability"] is None else f"{data['lowest_stability']:.2f}"
+        cpu = "" if data["cpu_minutes_per_100k"] is None else f"{data['cpu_minutes_per_100k']:.1f}"
+        name = row if data["candidate"] else f"{row} (reference)"
+        lines.append(f"| {name} | {data['seeds_per_task']} | {data['normalized_iqm']:.3f} "
+                     f"{interval_text(data['ci'], 3)} | {per_task} | {lowest} | {cpu} |")
+    pick = rule["pick"]
+    stability = ("its final policies keep what they reached" if rule["pick_is_stable"] else
+                 f"but its final policies still fall from their best (stability below {rule['stability_floor']:g})")
+    verdict = (f"The rule picks **{pick}** on {', '.join(rule['tasks'])}, {stability}; the shipped recommended row "
+               f"is {RECOMMENDED_ROW}.")
+    return [*lines, "", verdict]
 
 
 def report() -> dict[str, Any]:

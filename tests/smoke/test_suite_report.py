@@ -157,6 +157,35 @@ def test_missing_runs_restrict_the_cross_task_statistics_to_the_tasks_that_have_
     assert "no task has runs of both" in suite.statistics_markdown(only_one)
 
 
+def test_the_stability_ratio_by_hand():
+    # seed 0: last five 1,2,3,4,5 (mean 3) over a best of 6; seed 1 ends at its best: (0.5 + 1.0) / 2
+    assert suite.stability_ratio([[6.0, 1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 2.0]]) == pytest.approx(0.75)
+    assert suite.stability_ratio([[-5.0, -1.0]]) is None  # no positive best: the ratio means nothing
+
+
+def test_the_recommendation_picks_the_highest_iqm_and_flags_a_pick_that_falls_from_its_best():
+    pytest.importorskip("rliable")
+    tasks = {}
+    for task, scale in (("HalfCheetah-v5", 10.0), ("Hopper-v5", 1.0)):
+        rows = {}
+        for rank, row in enumerate(suite.CANDIDATE_ROWS):
+            finals = [scale * (1000.0 + 100 * rank + seed) for seed in range(3)]
+            # the best-scoring candidate reached twice its final five evaluations before the end
+            curves = [[2 * x if row == suite.CANDIDATE_ROWS[-1] else x, *[x] * 5] for x in finals]
+            rows[row] = {"final_returns": finals, "eval_returns": curves, "cpu_seconds": [600.0, 1200.0, None]}
+        tasks[task] = {"budget": 50_000, "rows": rows}
+    rule = suite.recommendation({"tasks": tasks})
+    assert rule["tasks"] == ["HalfCheetah-v5", "Hopper-v5"] and rule["pick"] == suite.CANDIDATE_ROWS[-1]
+    assert rule["pick_is_stable"] is False and rule["rows"][rule["pick"]]["lowest_stability"] == pytest.approx(0.5)
+    assert rule["rows"][suite.CANDIDATE_ROWS[0]]["lowest_stability"] == pytest.approx(1.0)
+    assert rule["rows"][suite.CANDIDATE_ROWS[0]]["cpu_minutes_per_100k"] == pytest.approx(30.0)  # 10 or 20 per 50k
+    assert suite.BASELINE_ROW not in rule["rows"]  # no baseline runs: not listed
+    text = "\n".join(suite.recommendation_markdown(rule))
+    assert f"picks **{suite.CANDIDATE_ROWS[-1]}**" in text and "still fall from their best" in text
+    del tasks["Hopper-v5"]["rows"][suite.CANDIDATE_ROWS[0]]  # a candidate missing on a task: it leaves the comparison
+    assert suite.recommendation({"tasks": tasks})["tasks"] == ["HalfCheetah-v5"]
+
+
 def test_the_markdown_has_a_statistics_line_per_task_and_row_with_runs(committed):
     report, stats = committed
     text = suite.statistics_markdown(stats)
