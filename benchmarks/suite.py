@@ -822,6 +822,41 @@ def report() -> dict[str, Any]:
     return suite
 
 
+def missing_runs(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    """The frontier issue's runs still to do on the locomotion tasks (seeds 0 to ``seeds_asked(row) - 1`` of every
+    row the task runs), each with an estimate of its CPU minutes: the median of the row's finished runs on that
+    task, else on any locomotion task, else None."""
+    def cpu_minutes(row: str, tasks: list[str]) -> list[float]:
+        return [seconds / 60 for task in tasks for seconds in
+                suite["tasks"].get(task, {}).get("rows", {}).get(row, {}).get("cpu_seconds", []) if seconds]
+
+    missing = []
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        for row in rows_of(task):
+            seeds = [seed for seed in range(seeds_asked(row)) if not result_path(task, row, seed).exists()]
+            estimate = cpu_minutes(row, [task]) or cpu_minutes(row, list(SAMPLE_EFFICIENCY_TASKS))
+            missing += [{"task": task, "row": row, "seed": seed,
+                         "cpu_minutes": statistics.median(estimate) if estimate else None} for seed in seeds]
+    return missing
+
+
+def todo_text(missing: list[dict[str, Any]]) -> str:
+    """``--todo``'s table: per task and row the missing seeds and their estimated CPU minutes, then the total."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in missing:
+        groups.setdefault((run["task"], run["row"]), []).append(run)
+    lines = ["| task | row | missing seeds | estimated CPU minutes each |", "| --- | --- | --- | --- |"]
+    for (task, row), runs in groups.items():
+        estimate = runs[0]["cpu_minutes"]
+        lines.append(f"| {task} | {row} | {' '.join(str(r['seed']) for r in runs)} | "
+                     f"{'unknown' if estimate is None else f'{estimate:.0f}'} |")
+    known = [r["cpu_minutes"] for r in missing if r["cpu_minutes"] is not None]
+    unknown = len(missing) - len(known)
+    lines += ["", f"{len(missing)} runs missing: about {sum(known) / 60:.1f} CPU hours for {len(known)} of them"
+              + (f", {unknown} without an estimate (no finished run of their row yet)" if unknown else "") + "."]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(TASKS), default=list(TASKS), metavar="TASK")
@@ -829,6 +864,9 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--report", action="store_true", help="only rebuild suite.json and the plots")
+    parser.add_argument("--todo", action="store_true",
+                        help="list the locomotion runs still missing (the seeds each row is asked for) with their "
+                             "estimated CPU minutes, and exit")
     parser.add_argument("--force", action="store_true",
                         help="also re-run what already has a result file (replaced when the new run finishes)")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
@@ -840,6 +878,9 @@ def main() -> None:
     passed = ["--out-dir", str(RESULTS), *(["--force"] if args.force else [])]  # to each --one process
     if args.one:
         run_one(args.one[0], args.one[1], int(args.one[2]), force=args.force)
+        return
+    if args.todo:
+        print(todo_text(missing_runs(collect())))
         return
     if not args.report:
         todo = runs_to_do(args.only, args.rows, args.seeds, args.force)

@@ -204,3 +204,21 @@ def test_the_learning_curve_interval_brackets_the_mean():
     mean, low, high = suite.curve_interval(curves)
     assert np.allclose(mean, curves.mean(axis=0))
     assert np.all(low <= mean) and np.all(mean <= high) and low[0] == high[0] == 0.0
+
+
+def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite, "RUNS", tmp_path)
+    (tmp_path / "hopper").mkdir()
+    (tmp_path / "hopper" / "sb3_td3_seed_1.json").write_text("{}")  # a finished run is not missing
+    report = {"tasks": {"Hopper-v5": {"rows": {"sb3_td3": {"cpu_seconds": [600.0, 1200.0, None]}}},
+                        "Ant-v5": {"rows": {"sb3_td3": {"cpu_seconds": [3000.0]}}}}}
+    missing = suite.missing_runs(report)
+    asked = sum(suite.seeds_asked(row) for task in suite.SAMPLE_EFFICIENCY_TASKS for row in suite.rows_of(task))
+    assert len(missing) == asked - 1
+    by_key = {(run["task"], run["row"], run["seed"]): run["cpu_minutes"] for run in missing}
+    assert ("Hopper-v5", "sb3_td3", 1) not in by_key
+    assert by_key[("Hopper-v5", "sb3_td3", 0)] == pytest.approx(15.0)  # median of its task's 10 and 20 minutes
+    assert by_key[("Walker2d-v5", "sb3_td3", 0)] == pytest.approx(20.0)  # none there: median of 10, 20 and 50
+    assert by_key[("Walker2d-v5", suite.BASELINE_ROW, 4)] is None
+    text = suite.todo_text(missing)
+    assert "| Hopper-v5 | sb3_td3 | 0 2 | 15 |" in text and f"{len(missing)} runs missing" in text
