@@ -418,6 +418,42 @@ def plot(suite: dict[str, Any]) -> None:
         plt.close(figure)
 
 
+def plot_aggregate(suite: dict[str, Any]) -> None:
+    """suite_aggregate.png, on the tasks where every candidate of the recommendation has runs, for each row with runs
+    on all of them: the IQM of normalized final returns with its 95% interval, and the performance profile (the
+    fraction of runs whose normalized final return exceeds tau, Agarwal et al. 2021) with its 95% band; both with
+    rliable's stratified bootstrap."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    tasks = tasks_with_runs(suite, *CANDIDATE_ROWS)
+    if not tasks:
+        return
+    rows = [row for row in ROWS if tasks_with_runs(suite, row, *CANDIDATE_ROWS) == tasks]
+    taus = np.linspace(0.0, 1.25, 51)
+    figure, (bars, profiles) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for index, row in enumerate(rows):
+        matrix = final_matrix(suite, row, tasks, normalize=True)
+        iqm, ci = iqm_interval(matrix)
+        bars.errorbar([iqm], [index], xerr=[[iqm - ci[0]], [ci[1] - iqm]], fmt="o", capsize=4)
+        point, band = bootstrap(matrix, lambda x: np.array([(x > tau).mean() for tau in taus]))
+        (line,) = profiles.plot(taus, point, label=f"{row} ({matrix.shape[0]} seeds per task)")
+        profiles.fill_between(taus, band[0], band[1], alpha=0.2, color=line.get_color(), linewidth=0)
+    bars.set(yticks=range(len(rows)), yticklabels=rows, xlabel="IQM of normalized final return (95% CI)")
+    profiles.set(xlabel="normalized final return tau (1 = best published 100k)", ylabel="fraction of runs > tau")
+    figure.suptitle(f"100k env steps on {', '.join(tasks)}: normalized by random and best published scores",
+                    fontsize=10)
+    for axes in (bars, profiles):
+        axes.grid(alpha=0.3)
+    profiles.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "suite_aggregate.png", dpi=100)
+    plt.close(figure)
+
+
 def eval_minutes(data: dict[str, Any], seed_index: int) -> list[float]:
     """Minutes from a run's start to each of its evaluations: recorded where the run recorded them, otherwise
     (runs before eval times were kept) spread evenly over the run's wall time by env steps."""
@@ -818,6 +854,7 @@ def report() -> dict[str, Any]:
                                       + statistics_markdown(suite["statistics"]))
     plot(suite)
     plot_wall_time(suite)
+    plot_aggregate(suite)
     print(markdown_table(suite))
     return suite
 
