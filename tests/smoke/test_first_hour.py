@@ -113,16 +113,29 @@ def test_env_alone_gets_the_recommended_config_for_one_env(tmp_path: Path) -> No
     plan = plan_run(env="Pendulum-v1", bindings=[f"TrainerConfig.runs_root = '{tmp_path}'"], seed=1)
     trainer, agent = plan.configs.trainer, plan.configs.agent
     assert trainer.env_id == "Pendulum-v1" and trainer.num_envs == 1 and trainer.solve_score is None
-    assert (trainer.eval_interval, trainer.eval_episodes, trainer.start_steps) == (5000, 5, 1000)
+    assert (trainer.eval_interval, trainer.eval_episodes, trainer.start_steps) == (5000, 5, 5000)
     assert trainer.max_env_steps == 100_000
-    assert (agent.n_critics, agent.policy_delay, agent.target_policy_noise, agent.batch_size) == (2, 2, 0.2, 100)
-    assert plan.configs.actor.hidden_sizes == (400, 300)
-    assert plan.run_dir == tmp_path / "Pendulum-v1_td3_seed_1"  # named after the env and the config
+    assert agent.algorithm.value == "crossq_sac"
+    assert (agent.n_critics, agent.policy_delay, agent.batch_size) == (2, 3, 256)
+    assert plan.configs.actor.hidden_sizes == plan.configs.critic.hidden_sizes == (256, 256)
+    assert plan.run_dir == tmp_path / "Pendulum-v1_crossq_sac_seed_1"  # named after the env and the config
 
 
 def test_recommended_config_says_what_it_is_in_its_first_line() -> None:
     first = shipped_configs()["recommended"].read_text().splitlines()[0]
-    assert first.startswith("# ") and first.endswith(".") and "TD3" in first and len(first) <= 120
+    assert first.startswith("# ") and first.endswith(".") and "CrossQ in its SAC mode" in first and len(first) <= 120
+
+
+def test_the_recommended_config_is_the_suites_measured_row() -> None:
+    """recommended.gin learns exactly as the suite's polyak_crossq_sac row (suite/crossq_sac.gin), the row its
+    figures come from; only the evaluation (5 episodes instead of the suite's 10) may differ."""
+    recommended = configs_from_file(shipped_configs()["recommended"], [])
+    measured = configs_from_file(shipped_configs()["suite/crossq_sac"], [])
+    for name in ("agent", "actor", "critic", "replay", "noise", "sac", "td7"):
+        assert getattr(recommended, name) == getattr(measured, name), name
+    learning = ("num_envs", "max_env_steps", "start_steps", "learn_every", "learn_steps", "eval_interval")
+    for name in learning:
+        assert getattr(recommended.trainer, name) == getattr(measured.trainer, name), name
 
 
 @pytest.mark.parametrize("algo", ALGORITHMS)
@@ -137,7 +150,7 @@ def test_algo_picks_the_generic_config_of_that_algorithm(algo: str, tmp_path: Pa
 def test_cli_env_trains_into_a_run_named_after_env_and_config(tmp_path: Path) -> None:
     result = user_polyak("train", "--env", "Pendulum-v1", "--seed", "1", *gin_params(TINY), cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    run = tmp_path / "runs" / "Pendulum-v1_td3_seed_1"
+    run = tmp_path / "runs" / "Pendulum-v1_crossq_sac_seed_1"
     config = json.loads((run / "config.json").read_text())
     assert config["trainer"]["env_id"] == "Pendulum-v1" and config["trainer"]["num_envs"] == 1
     assert [steps for steps, _ in eval_rows(run)] == [200, 400]
@@ -197,9 +210,9 @@ def test_a_budget_below_the_replay_min_size_is_refused_in_one_line(tmp_path: Pat
 
 
 def test_a_short_learning_budget_warns_in_one_line(tmp_path: Path) -> None:
-    plan = plan_run(env="Pendulum-v1", settings={"max_env_steps": 1100})
-    assert len(plan.warnings) == 1 and "only 100 of the 1100 env steps" in plan.warnings[0]
-    plan = plan_run(env="Pendulum-v1", settings={"max_env_steps": 1100, "start_steps": 2000})
+    plan = plan_run(env="Pendulum-v1", settings={"max_env_steps": 5100})  # 5,000 start steps
+    assert len(plan.warnings) == 1 and "only 100 of the 5100 env steps" in plan.warnings[0]
+    plan = plan_run(env="Pendulum-v1", settings={"max_env_steps": 5100, "start_steps": 6000})
     assert len(plan.warnings) == 1 and "every action of this run is random" in plan.warnings[0]
     assert plan_run(env="Pendulum-v1", settings={"max_env_steps": 10_000}).warnings == ()
     result = user_polyak("train", "--env", "Pendulum-v1", *gin_params([*TINY, "TrainerConfig.max_env_steps=120"]),
@@ -346,7 +359,7 @@ def test_cli_finds_a_module_in_the_current_directory_or_says_pythonpath(tmp_path
     (tmp_path / "first_hour_envs.py").write_text(ENVS_MODULE)
     result = user_polyak("train", "--env", "first_hour_envs:FirstHourPoint-v0", *gin_params(TINY), cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    run = tmp_path / "runs" / "FirstHourPoint-v0_td3"
+    run = tmp_path / "runs" / "FirstHourPoint-v0_crossq_sac"
     assert [steps for steps, _ in eval_rows(run)] == [200, 400]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

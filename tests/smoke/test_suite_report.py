@@ -55,6 +55,9 @@ def committed() -> tuple[dict, dict]:
     return report, suite.suite_statistics(report)
 
 
+RECOMMENDED = suite.RECOMMENDED_ROW
+
+
 def synthetic(finals: dict[str, dict[str, list[float]]]) -> dict:
     """A suite.json-shaped dict from final returns per task and row; each seed's curve rises to its final return."""
     return {"tasks": {task: {"rows": {row: {"final_returns": values, "eval_returns": [[0.0, x / 2, x] for x in values]}
@@ -86,7 +89,8 @@ def test_a_rows_statistics_match_numpy_on_the_committed_hopper_runs(committed):
 def test_the_iqm_of_five_seeds_is_the_mean_of_the_middle_three():
     pytest.importorskip("rliable")
     finals = [10.0, -400.0, 30.0, 20.0, 900.0]
-    row = suite.row_statistics("polyak_crossq", {"final_returns": finals, "eval_returns": [[x] for x in finals]})
+    row = suite.row_statistics(suite.RECOMMENDED_ROW, {"final_returns": finals,
+                                                       "eval_returns": [[x] for x in finals]})
     assert row["iqm_final_return"] == pytest.approx(20.0)  # mean of 10, 20, 30
     assert row["mean_final_return"] == pytest.approx(np.mean(finals))
     assert row["iqm_ci"][0] <= 20.0 <= row["iqm_ci"][1]
@@ -123,9 +127,10 @@ def test_the_probability_of_improvement_matches_pairwise_counts_and_is_a_half_ov
     report, stats = committed
     poi = stats["probability_of_improvement"]
     assert (poi["row"], poi["over"]) == (suite.RECOMMENDED_ROW, suite.BASELINE_ROW)
-    by_hand = np.mean([pairwise_improvement(report["tasks"][t]["rows"][poi["row"]]["final_returns"],
-                                            report["tasks"][t]["rows"][poi["over"]]["final_returns"])
-                       for t in poi["tasks"]])
+    def finals(task: str, row: str) -> list[float]:  # the lowest seeds, as many on every task
+        return report["tasks"][task]["rows"][row]["final_returns"][:poi["seeds_per_task"][row]]
+
+    by_hand = np.mean([pairwise_improvement(finals(t, poi["row"]), finals(t, poi["over"])) for t in poi["tasks"]])
     assert poi["probability"] == pytest.approx(by_hand)
     assert poi["ci"][0] <= poi["probability"] <= poi["ci"][1]
     itself = suite.probability_of_improvement(report, "polyak_td3", "polyak_td3")
@@ -135,24 +140,24 @@ def test_the_probability_of_improvement_matches_pairwise_counts_and_is_a_half_ov
 def test_missing_runs_restrict_the_cross_task_statistics_to_the_tasks_that_have_them():
     pytest.importorskip("rliable")
     report = synthetic({"HalfCheetah-v5": {"sb3_crossq": [1000.0, 2000.0, 3000.0]},
-                        "Hopper-v5": {"polyak_crossq": [300.0, 400.0, 500.0, 600.0, 700.0],
+                        "Hopper-v5": {RECOMMENDED: [300.0, 400.0, 500.0, 600.0, 700.0],
                                       "sb3_crossq": [100.0, 200.0, 350.0]}})
     stats = suite.suite_statistics(report)
     poi = stats["probability_of_improvement"]
-    assert poi["tasks"] == ["Hopper-v5"] and poi["seeds_per_task"] == {"polyak_crossq": 5, "sb3_crossq": 3}
+    assert poi["tasks"] == ["Hopper-v5"] and poi["seeds_per_task"] == {RECOMMENDED: 5, "sb3_crossq": 3}
     assert poi["probability"] == pytest.approx(pairwise_improvement([300, 400, 500, 600, 700], [100, 200, 350]))
     assert stats["normalized_iqm"]["sb3_crossq"]["tasks"] == ["HalfCheetah-v5", "Hopper-v5"]
-    assert stats["normalized_iqm"]["polyak_crossq"]["tasks"] == ["Hopper-v5"]
+    assert stats["normalized_iqm"][RECOMMENDED]["tasks"] == ["Hopper-v5"]
     for task in ("Walker2d-v5", "Ant-v5", "Humanoid-v5"):  # not in the synthetic suite at all
         assert stats["tasks"][task]["rows"] == {} and stats["tasks"][task]["best_polyak_row"] is None
     hopper = stats["tasks"]["Hopper-v5"]
-    assert hopper["best_polyak_row"]["row"] == "polyak_crossq"
+    assert hopper["best_polyak_row"]["row"] == RECOMMENDED
     assert hopper["best_polyak_row"]["vs_crossq_paper"] == pytest.approx(500.0 / 2_764 - 1)
     assert "polyak_td3" in hopper["rows_without_runs"]
     text = suite.statistics_markdown(stats)
     assert "| Walker2d-v5 | no runs yet |" in text and "| Hopper-v5 | sb3_crossq | 3 of 5 |" in text
-    assert "| Hopper-v5 | polyak_crossq | 5 |" in text
-    only_one = suite.suite_statistics(synthetic({"Hopper-v5": {"polyak_crossq": [1.0, 2.0]}}))
+    assert f"| Hopper-v5 | {RECOMMENDED} | 5 |" in text
+    only_one = suite.suite_statistics(synthetic({"Hopper-v5": {RECOMMENDED: [1.0, 2.0]}}))
     assert only_one["probability_of_improvement"]["probability"] is None
     assert "no task has runs of both" in suite.statistics_markdown(only_one)
 
@@ -195,7 +200,7 @@ def test_the_markdown_has_a_statistics_line_per_task_and_row_with_runs(committed
         assert f"- {task}: " in text
         for row in report["tasks"][task]["rows"]:
             assert f"| {task} | {row} |" in text, (task, row)
-    assert "Probability of improvement of polyak_crossq" in text
+    assert f"Probability of improvement of {suite.RECOMMENDED_ROW}" in text
 
 
 def test_the_learning_curve_interval_brackets_the_mean():
