@@ -847,6 +847,55 @@ def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
     return [*lines, "", verdict]
 
 
+README_ROWS = (RECOMMENDED_ROW, BASELINE_ROW, "polyak_crossq", "polyak_td7", "polyak_td3", "sb3_td3")
+README_BEGIN = "<!-- suite table: written by python benchmarks/suite.py --report from benchmarks/results/suite.json -->"
+README_END = "<!-- end of the suite table -->"
+
+
+def readme_table(suite: dict[str, Any]) -> str:
+    """The README's table of the five locomotion tasks at 100k env steps: per task and row the mean final return and
+    its seeds (the recommended row also its IQM's 95% interval), then the CrossQ paper's and the best published
+    100k figures; a row without runs on a task shows a dash."""
+    header = ["task", *(f"{row} (recommended)" if row == RECOMMENDED_ROW else row for row in README_ROWS),
+              "CrossQ paper", "best published"]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        rows = suite["tasks"].get(task, {}).get("rows", {})
+        cells = [task]
+        for row in README_ROWS:
+            if row not in rows:
+                cells.append("–")
+                continue
+            finals = rows[row]["final_returns"]
+            cell = f"{statistics.mean(finals):,.0f} ({len(finals)})"
+            if row == RECOMMENDED_ROW:
+                low, high = iqm_interval([[x] for x in finals])[1]
+                cell += f" [{low:,.0f}, {high:,.0f}]"
+            cells.append(cell)
+        published = PUBLISHED_100K[task]
+        cells += [f"{published.crossq_paper:,}", f"{published.best:,} ({published.best_method})"]
+        lines.append("| " + " | ".join(cells) + " |")
+    poi = probability_of_improvement(suite, RECOMMENDED_ROW, BASELINE_ROW)
+    if poi["probability"] is not None:
+        seeds = ", ".join(f"{count} of {row}" for row, count in poi["seeds_per_task"].items())
+        lines += ["", f"Probability that a {RECOMMENDED_ROW} run beats a {BASELINE_ROW} run (rliable's probability "
+                  f"of improvement, final returns): {poi['probability']:.2f} {interval_text(poi['ci'], 2)} on "
+                  f"{', '.join(poi['tasks'])} ({seeds} seeds per task)."]
+    return "\n".join(lines)
+
+
+def write_readme_table(suite: dict[str, Any], readme: Path) -> bool:
+    """Replace the README's block between README_BEGIN and README_END with ``readme_table``; False (and nothing
+    written) when the README has no such block."""
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        return False
+    before, rest = text.split(README_BEGIN, 1)
+    after = rest.split(README_END, 1)[1]
+    readme.write_text(f"{before}{README_BEGIN}\n{readme_table(suite)}\n{README_END}{after}")
+    return True
+
+
 def report() -> dict[str, Any]:
     suite = collect()
     suite["statistics"] = suite_statistics(suite)
@@ -856,6 +905,8 @@ def report() -> dict[str, Any]:
     plot(suite)
     plot_wall_time(suite)
     plot_aggregate(suite)
+    if RESULTS == ROOT / "benchmarks" / "results":  # the committed results: keep the README's table in step
+        write_readme_table(suite, ROOT / "README.md")
     print(markdown_table(suite))
     return suite
 

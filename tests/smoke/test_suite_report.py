@@ -75,7 +75,7 @@ def test_a_rows_statistics_match_numpy_on_the_committed_hopper_runs(committed):
     data = report["tasks"]["Hopper-v5"]["rows"]["polyak_crossq"]
     row = stats["tasks"]["Hopper-v5"]["rows"]["polyak_crossq"]
     finals, curves = np.array(data["final_returns"]), data["eval_returns"]
-    assert row["seeds"] == len(finals) and row["seeds_asked"] == 5
+    assert row["seeds"] == len(finals) and row["seeds_asked"] == suite.seeds_asked("polyak_crossq") == 3
     assert row["mean_final_return"] == pytest.approx(finals.mean())
     assert row["iqm_final_return"] == pytest.approx(scipy_stats.trim_mean(finals, 0.25))
     if len(finals) == 3:  # trim_mean cuts int(0.25 * 3) = 0 values at each end: the IQM of 3 seeds is their mean
@@ -227,3 +227,25 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     assert by_key[("Walker2d-v5", suite.BASELINE_ROW, 4)] is None
     text = suite.todo_text(missing)
     assert "| Hopper-v5 | sb3_td3 | 0 2 | 15 |" in text and f"{len(missing)} runs missing" in text
+
+
+def test_the_readme_table_is_the_one_the_committed_results_give(committed):
+    report, _ = committed
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(suite.README_BEGIN, 1)[1].split(suite.README_END, 1)[0]
+    assert block.strip() == suite.readme_table(report).strip(), "run python benchmarks/suite.py --report"
+
+
+def test_the_readme_table_is_written_between_its_markers_and_only_there(tmp_path):
+    pytest.importorskip("rliable")
+    report = synthetic({"Hopper-v5": {RECOMMENDED: [3000.0, 3100.0, 3200.0], "sb3_crossq": [1000.0, 3050.0]}})
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{suite.README_BEGIN}\nstale\n{suite.README_END}\noutro\n")
+    assert suite.write_readme_table(report, readme)
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("outro\n") and "stale" not in text
+    assert "| Hopper-v5 | 3,100 (3) [3,000, 3,200] | 2,025 (2) | – |" in text
+    assert "| Walker2d-v5 | – | – |" in text
+    assert "0.83" in text  # P(3000, 3100 or 3200 beats 1000 or 3050) = 5 of 6 pairs
+    readme.write_text("no markers\n")
+    assert not suite.write_readme_table(report, readme) and readme.read_text() == "no markers\n"
