@@ -67,6 +67,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 """:func:`polyak.train`'s keyword settings (polyak's names and Stable-Baselines3's) and the bindings each sets."""
 _ENV_BINDING = re.compile(r"^\s*TrainerConfig\.env_id\s*=", re.MULTILINE)
+_NETWORK_BINDING = re.compile(r"^\s*(?:(actor|critic)/)?NetworkConfig\.(\w+)\s*=", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -137,9 +138,10 @@ def plan_run(config: str | Path | None = None, bindings: Sequence[str] = (), *, 
             parse_gin(config_file, bindings)
         configs = build_configs_from_gin()
         operative = gin.operative_config_str()
+        shadowed = _shadowed(bindings)
     finally:
         gin.clear_config()
-    warnings = [*_inherited(config_file, configs), *check_budget(configs)]
+    warnings = [*_inherited(config_file, configs), *shadowed, *check_budget(configs)]
     path = _new_run_dir(configs, _config_label(config_file, configs), run_dir, seed, apex is not None)
     return RunPlan(configs, path, operative, apex=apex, env_source=source, warnings=tuple(warnings))
 
@@ -265,6 +267,30 @@ def _file_settings(config_file: Path, names: Sequence[str]) -> dict[str, Any]:
     finally:
         gin.clear_config()
     return found
+
+
+def _shadowed(bindings: Sequence[str]) -> list[str]:
+    """One warning per unscoped ``NetworkConfig.X`` binding of the user's that the config's ``actor/`` or
+    ``critic/`` binding of the same setting overrides (gin's scoped bindings win, silently), with the bindings that
+    would reach those networks. Reads the bindings gin holds, so it runs before the config is cleared."""
+    given = [match.groups() for binding in bindings for match in _NETWORK_BINDING.finditer(binding)]
+    warnings = []
+    for name in dict.fromkeys(setting for scope, setting in given if scope is None):
+        missed = []
+        for scope in ("actor", "critic"):
+            if (scope, name) in given:
+                continue
+            try:
+                gin.query_parameter(f"{scope}/NetworkConfig.{name}")
+            except ValueError:
+                continue
+            missed.append(scope)
+        if missed:
+            instead = " and ".join(f"{scope}/NetworkConfig.{name}" for scope in missed)
+            warnings.append(f"NetworkConfig.{name} does not reach the {' and '.join(missed)} network"
+                            f"{'s' if len(missed) > 1 else ''}: the config binds {instead}, and gin's scoped "
+                            f"bindings win; bind {instead} instead")
+    return warnings
 
 
 def _inherited(config_file: Path, configs: Configs) -> list[str]:

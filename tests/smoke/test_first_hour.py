@@ -174,7 +174,8 @@ def test_a_config_made_for_another_env_warns_naming_what_it_keeps(tmp_path: Path
     """The issue's run: the default Reacher config on MountainCar kept num_envs 20, solve 30, eval 200000 silently."""
     result = user_polyak("train", "--env", "MountainCarContinuous-v0", "--config", "unity_reacher",
                          *gin_params(["TrainerConfig.max_env_steps=400", "ReplayConfig.min_size=100",
-                                      "NetworkConfig.hidden_sizes=(8,)", "AgentConfig.batch_size=16",
+                                      "actor/NetworkConfig.hidden_sizes=(8,)",
+                                      "critic/NetworkConfig.hidden_sizes=(8,)", "AgentConfig.batch_size=16",
                                       "TrainerConfig.progress_bar=False"]), cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     warned = warnings_of(result.stderr)

@@ -50,3 +50,22 @@ def test_resume_plans_from_the_runs_own_config(tmp_path):
     assert plan.configs.trainer.start_steps == 100  # from the run's config.json, not the file's defaults
     with pytest.raises(ConfigError, match="--resume uses the run's own config"):
         plan_run("pendulum", resume=run)
+
+
+def test_an_unscoped_network_binding_the_configs_scoped_one_overrides_warns_in_one_line():
+    plan = plan_run(config="suite/crossq", bindings=["NetworkConfig.hidden_sizes = (64, 64)"])
+    assert plan.configs.actor.hidden_sizes == plan.configs.critic.hidden_sizes == (256, 256)  # gin: scoped wins
+    (warning,) = plan.warnings
+    assert "does not reach the actor and critic networks" in warning and "\n" not in warning
+    assert "actor/NetworkConfig.hidden_sizes and critic/NetworkConfig.hidden_sizes" in warning
+    only_critic = plan_run(config="suite/crossq", bindings=["NetworkConfig.hidden_sizes = (64, 64)",
+                                                             "actor/NetworkConfig.hidden_sizes = (64, 64)"])
+    assert only_critic.warnings == (only_critic.warnings[0],) and "reach the critic network:" in only_critic.warnings[0]
+
+
+def test_a_network_binding_that_takes_effect_does_not_warn():
+    plan = plan_run(env="Pendulum-v1", bindings=["NetworkConfig.hidden_sizes = (64, 64)", "NetworkConfig.lr = 3e-4"])
+    assert plan.configs.actor.hidden_sizes == plan.configs.critic.hidden_sizes == (64, 64)
+    assert plan.configs.actor.lr == plan.configs.critic.lr == 3e-4 and plan.warnings == ()
+    scoped = plan_run(config="suite/crossq", bindings=["actor/NetworkConfig.hidden_sizes = (64, 64)"])
+    assert scoped.configs.actor.hidden_sizes == (64, 64) and scoped.warnings == ()
