@@ -656,9 +656,15 @@ def final_matrix(suite: dict[str, Any], row: str, tasks: list[str], normalize: b
 
 
 def tasks_with_runs(suite: dict[str, Any], *rows: str) -> list[str]:
-    """The locomotion tasks on which every one of ``rows`` has runs."""
-    return [task for task in SAMPLE_EFFICIENCY_TASKS
-            if all(row in suite["tasks"].get(task, {}).get("rows", {}) for row in rows)]
+    """The locomotion tasks the cross-task statistics of ``rows`` use: those on which every one of them has at least
+    DEFAULT_SEEDS_ASKED seeds, or, while no task has that many, those on which every one has runs. A task where a
+    row has one seed would otherwise cut every task to one seed (``final_matrix`` takes as many on each)."""
+    def seeds(task: str, row: str) -> int:
+        return len(suite["tasks"].get(task, {}).get("rows", {}).get(row, {}).get("final_returns", []))
+
+    with_runs = [task for task in SAMPLE_EFFICIENCY_TASKS if all(seeds(task, row) for row in rows)]
+    enough = [task for task in with_runs if all(seeds(task, row) >= DEFAULT_SEEDS_ASKED for row in rows)]
+    return enough or with_runs
 
 
 def normalized_iqm(suite: dict[str, Any], row: str) -> dict[str, Any]:
@@ -802,8 +808,10 @@ def statistics_markdown(stats: dict[str, Any]) -> str:
     lines += ["", f"Across tasks: normalized score = {normalization['formula']}, random-policy scores from "
               f"{normalization['random_scores_source']}: "
               + ", ".join(f"{task} {score:g}" for task, score in normalization["random_scores"].items())
-              + ". Each row's IQM pools its normalized final returns over the tasks it has runs on (listed: IQMs "
-              "over different tasks do not compare), the same number of seeds per task (the lowest seed numbers).",
+              + f". Each row's IQM pools its normalized final returns over the tasks where it has at least "
+              f"{DEFAULT_SEEDS_ASKED} seeds (all the tasks it has runs on while it has that many on none; listed: "
+              "IQMs over different tasks do not compare), the same number of seeds per task (the lowest seed "
+              "numbers); the probability of improvement and the recommendation choose their tasks the same way.",
               "", f"| row | tasks | seeds per task | IQM normalized score [{settings['confidence']:.0%} CI] |",
               "| --- | --- | --- | --- |"]
     for row, data in stats["normalized_iqm"].items():

@@ -249,3 +249,16 @@ def test_the_readme_table_is_written_between_its_markers_and_only_there(tmp_path
     assert "0.83" in text  # P(3000, 3100 or 3200 beats 1000 or 3050) = 5 of 6 pairs
     readme.write_text("no markers\n")
     assert not suite.write_readme_table(report, readme) and readme.read_text() == "no markers\n"
+
+
+def test_a_task_with_one_seed_does_not_cut_the_cross_task_statistics_to_one_seed():
+    pytest.importorskip("rliable")
+    three, one = [1000.0, 2000.0, 3000.0], [500.0]
+    report = synthetic({"HalfCheetah-v5": {RECOMMENDED: three, "sb3_crossq": three},
+                        "Hopper-v5": {RECOMMENDED: three, "sb3_crossq": three},
+                        "Walker2d-v5": {RECOMMENDED: one, "sb3_crossq": one}})
+    assert suite.tasks_with_runs(report, RECOMMENDED, "sb3_crossq") == ["HalfCheetah-v5", "Hopper-v5"]
+    poi = suite.probability_of_improvement(report, RECOMMENDED, "sb3_crossq")
+    assert poi["seeds_per_task"] == {RECOMMENDED: 3, "sb3_crossq": 3} and poi["probability"] == pytest.approx(0.5)
+    only_one = synthetic({"Walker2d-v5": {RECOMMENDED: one}, "Ant-v5": {RECOMMENDED: one}})
+    assert suite.tasks_with_runs(only_one, RECOMMENDED) == ["Walker2d-v5", "Ant-v5"]  # none has 3: all with runs
