@@ -1,0 +1,198 @@
+"""Would an average of recent actor weights end runs steadier than the live actor? Paired, on one training run.
+
+CrossQ has no target networks, so the policy a user gets is the live actor of the last update, and in the SAC
+mode (the recommended config) its evaluations on Hopper-v5 swing between ~1,000 and ~3,300 from one evaluation to
+the next; on Walker2d-v5 seed 1 the final evaluation fell from 3,053 to 556. This trains one suite run (the suite's
+config and protocol, ``benchmarks/suite.py``) and keeps beside it exponential moving averages of the actor's
+weights and BatchRenorm statistics, ``avg <- avg + tau (actor - avg)`` after each actor update, one per ``tau``.
+At every evaluation each average plays the same 10 start states as the live actor. The averages never act in the
+training env and draw no random numbers, so training is the same run as the suite's (its live curve must equal
+the suite's result file for that seed at the same code; the result file says whether it does).
+
+Decision rule, written before any run: over the seeds run, an average is worth shipping when its mean stability
+(mean of the last five evaluations over the best, per seed) is above the live actor's on every task tried and its
+mean final return is not below the live actor's; among those, the one with the highest mean final return.
+
+    python benchmarks/actor_average.py --task Hopper-v5 --seed 0     # one run, ~20 CPU minutes
+    python benchmarks/actor_average.py --report                      # the table over the result files
+
+Writes ``benchmarks/results/actor_average/<task stem>_seed_<seed>.json`` and, with ``--report``,
+``benchmarks/results/actor_average.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from common import code_commit, cpu_kind, load_average, machine_info, read_metrics
+from suite import EVAL_EPISODES, TASKS, config_file, cpu_seconds, stability_ratio
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "actor_average"
+TAUS = (0.01, 0.002, 0.0005)  # per actor update: horizons of 100, 500 and 2,000 actor updates (x3 env steps)
+ROW = "polyak_crossq_sac"
+
+
+class ActorAverage:
+    """An exponential moving average of an actor's parameters and floating-point buffers (BatchRenorm's running
+    statistics); integer buffers are copied."""
+
+    def __init__(self, actor: torch.nn.Module, tau: float) -> None:
+        self.tau = tau
+        self.actor = copy.deepcopy(actor).eval().requires_grad_(False)
+
+    @torch.no_grad()
+    def update(self, actor: torch.nn.Module) -> None:
+        for average, live in zip(self.actor.parameters(), actor.parameters(), strict=True):
+            average.lerp_(live, self.tau)
+        for average, live in zip(self.actor.buffers(), actor.buffers(), strict=True):
+            if average.is_floating_point():
+                average.lerp_(live, self.tau)
+            else:
+                average.copy_(live)
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return self.actor(torch.as_tensor(obs, dtype=torch.float32)).numpy().astype(np.float64)
+
+
+def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None) -> dict[str, Any]:
+    """One suite run of ``ROW`` (``budget`` env steps, the suite's by default: fewer only to try the script) with
+    the averages evaluated beside the live actor."""
+    from polyak.planning import open_trainer, plan_run
+    from polyak.threads import set_threads
+
+    spec = TASKS[task]
+    run_dir = ROOT / "runs" / "actor_average" / f"{spec.config_stem}_seed_{seed}"
+    if run_dir.exists():
+        import shutil
+
+        shutil.rmtree(run_dir)
+    bindings = [f"TrainerConfig.max_env_steps = {budget or spec.budget}",
+                f"TrainerConfig.eval_interval = {min(spec.eval_every, budget or spec.eval_every)}",
+                f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False"]
+    config = config_file(task, ROW.removeprefix("polyak_"))
+    plan = plan_run(str(config), bindings, run_dir=run_dir, seed=seed)
+    set_threads(plan.configs.trainer.threads)
+    averages: list[ActorAverage] = []
+    scores: dict[float, list[float]] = {tau: [] for tau in taus}
+    holder: dict[str, Any] = {}
+
+    def on_evaluation(env_steps: int, score: float) -> None:
+        trainer = holder["trainer"]
+        index = len(trainer.progress.eval_scores) - 1  # the live actor's start states
+        for average in averages:
+            scores[average.tau].append(trainer.evaluator.evaluate(average.act, index))
+        print(f"{env_steps}: live {score:.1f}, "
+              + ", ".join(f"tau {a.tau:g} {scores[a.tau][-1]:.1f}" for a in averages), flush=True)
+
+    trainer, _ = open_trainer(plan, on_evaluation)
+    holder["trainer"] = trainer
+    assert trainer.normalizer is None, "the averages act on raw observations"
+    learner = trainer.learner
+    averages.extend(ActorAverage(learner.actor, tau) for tau in taus)
+    live_update, delay = learner.update, plan.configs.agent.policy_delay
+
+    def update(batch: Any) -> Any:
+        result = live_update(batch)
+        if learner.updates % delay == 0:  # the actor stepped
+            for average in averages:
+                average.update(learner.actor)
+        return result
+
+    learner.update = update
+    started = time.time()
+    trainer.run()
+    evals = [(int(r["env_steps"]), float(r["score"])) for r in read_metrics(run_dir) if r["kind"] == "eval"]
+    return {"eval_steps": [s for s, _ in evals], "live": [r for _, r in evals],
+            "averages": {f"{tau:g}": scores[tau] for tau in taus}, "wall_seconds": round(time.time() - started, 1),
+            "settings": {"config": str(config.relative_to(ROOT)), "gin_params": bindings, "taus": list(taus)}}
+
+
+def same_as_suite(task: str, seed: int, live: list[float]) -> bool | None:
+    """Whether the live curve equals the suite's result file for this seed (None: no such file)."""
+    path = ROOT / "benchmarks" / "results" / "suite" / TASKS[task].config_stem / f"{ROW}_seed_{seed}.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())["eval_returns"] == live
+
+
+def run(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None) -> Path:
+    torch.set_num_threads(1)
+    load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
+    result = train(task, seed, taus, budget)
+    same = same_as_suite(task, seed, result["live"]) if budget is None else None
+    result.update({"task": task, "row": ROW, "seed": seed, "budget": budget or TASKS[task].budget,
+                   "same_as_suite": same,
+                   "cpu_seconds": round(cpu_seconds() - cpu_before, 1), "code_commit": commit,
+                   "machine": machine_info(), "load_average": {"before": load_before, "after": load_average()},
+                   "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z")})
+    results = RESULTS if budget is None else ROOT / "runs" / "actor_average"  # a trial run is not a result
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"{TASKS[task].config_stem}_seed_{seed}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path
+
+
+def policy_numbers(curve: list[float]) -> dict[str, float]:
+    return {"final": curve[-1], "best": max(curve), "last5": float(np.mean(curve[-5:])),
+            "stability": stability_ratio([curve]) or 0.0}
+
+
+def report() -> str:
+    files = sorted(RESULTS.glob("*_seed_*.json"))
+    runs = [json.loads(p.read_text()) for p in files]
+    if not runs:
+        sys.exit("actor_average: no result files yet; run one with --task and --seed")
+    lines = ["# Averaged actor weights against the live actor (CrossQ SAC mode)", "",
+             "Written by `python benchmarks/actor_average.py --report`: each run is one suite run of "
+             f"{ROW}; every policy plays the same start states at each evaluation (10 episodes every 5k steps).", "",
+             "| task | seed | policy | final | best | mean of last 5 | stability |", "| --- | --- | --- | --- | --- | "
+             "--- | --- |"]
+    by_policy: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for result in sorted(runs, key=lambda r: (r["task"], r["seed"])):
+        curves = {"live": result["live"], **{f"tau {k}": v for k, v in result["averages"].items()}}
+        for name, curve in curves.items():
+            numbers = policy_numbers(curve)
+            by_policy.setdefault((result["task"], name), []).append(numbers)
+            lines.append(f"| {result['task']} | {result['seed']} | {name} | {numbers['final']:.1f} | "
+                         f"{numbers['best']:.1f} | {numbers['last5']:.1f} | {numbers['stability']:.2f} |")
+    lines += ["", "Means over seeds:", "", "| task | policy | seeds | mean final | mean stability |",
+              "| --- | --- | --- | --- | --- |"]
+    for (task, name), numbers in sorted(by_policy.items()):
+        lines.append(f"| {task} | {name} | {len(numbers)} | {statistics.mean(n['final'] for n in numbers):.1f} | "
+                     f"{statistics.mean(n['stability'] for n in numbers):.2f} |")
+    same = [f"{r['task']} seed {r['seed']}: {r['same_as_suite']}" for r in runs]
+    lines += ["", "Live curve equal to the suite's result file: " + "; ".join(same) + "."]
+    commits = sorted({r["code_commit"].get("commit", "?")[:7] for r in runs})
+    lines += ["", f"Commits: {', '.join(commits)}; machine: {cpu_kind(runs[0]['machine'])}."]
+    text = "\n".join(lines) + "\n"
+    (RESULTS.parent / "actor_average.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=sorted(TASKS), default="Hopper-v5")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--taus", type=float, nargs="+", default=list(TAUS))
+    parser.add_argument("--budget", type=int, help="env steps (default: the suite's); fewer only to try it")
+    parser.add_argument("--report", action="store_true", help="write the table over the result files")
+    args = parser.parse_args()
+    if args.report:
+        print(report())
+        return
+    print(run(args.task, args.seed, tuple(args.taus), args.budget))
+
+
+if __name__ == "__main__":
+    main()
