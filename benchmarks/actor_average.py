@@ -143,6 +143,11 @@ def run(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None
     return path
 
 
+def suite_commit(task: str, seed: int) -> str:
+    path = ROOT / "benchmarks" / "results" / "suite" / TASKS[task].config_stem / f"{ROW}_seed_{seed}.json"
+    return json.loads(path.read_text())["code_commit"]["commit"][:7] if path.exists() else "none"
+
+
 def policy_numbers(curve: list[float]) -> dict[str, float]:
     return {"final": curve[-1], "best": max(curve), "last5": float(np.mean(curve[-5:])),
             "stability": stability_ratio([curve]) or 0.0}
@@ -171,8 +176,12 @@ def report() -> str:
     for (task, name), numbers in sorted(by_policy.items()):
         lines.append(f"| {task} | {name} | {len(numbers)} | {statistics.mean(n['final'] for n in numbers):.1f} | "
                      f"{statistics.mean(n['stability'] for n in numbers):.2f} |")
-    same = [f"{r['task']} seed {r['seed']}: {r['same_as_suite']}" for r in runs]
-    lines += ["", "Live curve equal to the suite's result file: " + "; ".join(same) + "."]
+    lines += ["", "Is the live curve the suite's run of that seed? (Equal code gives equal runs; a change in "
+              "floating-point arithmetic, such as BatchRenorm's two-pass variance in bdb6aa7, gives a different run "
+              "from the same seed.)", ""]
+    for r in runs:
+        lines.append(f"- {r['task']} seed {r['seed']}: {'yes' if r['same_as_suite'] else 'no'} (this run at "
+                     f"{r['code_commit']['commit'][:7]}, the suite's at {suite_commit(r['task'], r['seed'])})")
     commits = sorted({r["code_commit"].get("commit", "?")[:7] for r in runs})
     lines += ["", f"Commits: {', '.join(commits)}; machine: {cpu_kind(runs[0]['machine'])}."]
     text = "\n".join(lines) + "\n"
