@@ -322,6 +322,11 @@ class AgentConfig(_Validated):
     ``actor_objective``: the actor ascends Q_1 (``first``, TD3), the mean over the critics (``mean``, TD7) or their
     minimum (``min``, CrossQ-TD3).
 
+    ``actor_average``: evaluate and ship an exponential moving average of the actor's weights instead of the live
+    actor (:mod:`polyak.averaging`; Polyak and Juditsky 1992): ``average += actor_average * (actor - average)``
+    after each actor update, so about the last ``1 / actor_average`` actor updates weigh in. Exploration and
+    learning keep the live actor; training is unchanged. None: off.
+
     ``device='auto'`` learns on CUDA when available. ``compile`` wraps the loss computations
     (forward and backward) in ``torch.compile`` (CUDA: mode ``reduce-overhead``, i.e. CUDA graphs);
     the first updates then take tens of seconds to compile. ``precision='bfloat16'`` runs the
@@ -342,9 +347,12 @@ class AgentConfig(_Validated):
     compile: bool = False
     precision: Precision = Precision.FLOAT32.value  # type: ignore[assignment]
     actor_objective: ActorObjective = ActorObjective.FIRST.value  # type: ignore[assignment]
+    actor_average: float | None = None
 
     def validate(self) -> None:
         self._require(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
+        self._require(self.actor_average is None or 0.0 < self.actor_average <= 1.0, "actor_average",
+                      "in (0, 1] or None (off)")
         self._require(0.0 < self.tau <= 1.0, "tau", "in (0, 1]")
         self._require(self.target_update_every >= 1, "target_update_every", ">= 1")
         self._require(self.batch_size >= 1, "batch_size", ">= 1")
@@ -607,6 +615,10 @@ class TrainerConfig(_Validated):
     data (frozen for evaluation; saved in checkpoints and exports), clipped to ±``observation_clip``.
     ``wandb_project`` also logs the scalars and the config to Weights & Biases (the ``wandb`` extra).
 
+    ``eval_live_actor``: when evaluation runs another policy than the live actor (``AgentConfig.actor_average``,
+    TD7's checkpoint policy), also score the live actor on the same start states (``eval/live_score``; rows of kind
+    ``eval_live`` in ``metrics.csv``): what that policy adds, at twice the evaluation time.
+
     ``eval_max_episode_steps`` cuts evaluation episodes of an env without a time limit of its own (no
     ``max_episode_steps``), which might never end one; a cut episode is scored by its return so far. An env
     with a time limit ends its episodes itself and ignores it.
@@ -647,6 +659,7 @@ class TrainerConfig(_Validated):
     observation_clip: float = 10.0
     wandb_project: str | None = None
     eval_max_episode_steps: int = 1_000
+    eval_live_actor: bool = True
     threads: int | None = 1
 
     def validate(self) -> None:
@@ -763,6 +776,9 @@ class Configs:
         if self.agent.algorithm is Algorithm.TD7 and (self.critic.batch_renorm or self.actor.batch_renorm):
             raise ConfigError("NetworkConfig.batch_renorm is CrossQ's (AgentConfig.algorithm = 'crossq'); "
                               "the td7 algorithm does not run it")
+        if self.agent.algorithm is Algorithm.TD7 and self.td7.checkpoint_policy and self.agent.actor_average:
+            raise ConfigError("AgentConfig.actor_average and TD7Config.checkpoint_policy each choose the policy that "
+                              "evaluation runs; turn one off")
         if self.critic.noisy:
             raise ConfigError("critic/NetworkConfig.noisy must be False: NoisyNet applies to the actor only "
                               "(bind actor/NetworkConfig.noisy)")

@@ -80,10 +80,18 @@ class Logger:
                   f"{_show(window_mean)} | best window mean {_show(best_window_mean)} | best {_show(best_score)}",
                   flush=True)
 
-    def evaluation(self, env_steps: int, episode: int, score: float) -> None:
+    def evaluation(self, env_steps: int, episode: int, score: float, live_score: float | None = None) -> None:
+        """One evaluation; ``live_score``: the live actor's on the same start states, when evaluation ran another
+        policy (the averaged actor, TD7's checkpoint)."""
         self._csv.writerow(("eval", env_steps, episode, _fmt(score), "", "", "", ""))
-        self.scalars(env_steps, {"eval/score": score})
-        self._bar.write(f"eval at {env_steps} env steps: mean score {score:.2f}")
+        values = {"eval/score": score}
+        live = ""
+        if live_score is not None:
+            self._csv.writerow(("eval_live", env_steps, episode, _fmt(live_score), "", "", "", ""))
+            values["eval/live_score"] = live_score
+            live = f" (live actor {live_score:.2f})"
+        self.scalars(env_steps, values)
+        self._bar.write(f"eval at {env_steps} env steps: mean score {score:.2f}{live}")
 
     def scalars(self, env_steps: int, values: dict[str, Any]) -> None:
         """Namespaced scalars to TensorBoard and W&B, at ``env_steps``."""

@@ -6,6 +6,8 @@ from typing import Any
 
 from polyak.config import Algorithm, Configs, Sampler
 
+ACTOR_WORDS = {"checkpoint_actor": "checkpoint policy (TD7) ", "actor_average": "averaged "}  # by checkpoint entry
+
 
 def algorithm(configs: Configs) -> str:
     """DDPG, TD3, TD7 or CrossQ (``AgentConfig.algorithm``; TD3 is DDPG with its three switches on), with the
@@ -56,7 +58,7 @@ def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) ->
         f"# {algo} agent for `{env_id}`",
         "",
         f"Trained with polyak {info['polyak_version']}; the "
-        f"{'checkpoint policy (TD7) ' if info.get('actor') == 'checkpoint_actor' else ''}actor of checkpoint "
+        f"{ACTOR_WORDS.get(info.get('actor'), '')}actor of checkpoint "
         f"`{info['checkpoint']}`.",
         "",
         "## Task",

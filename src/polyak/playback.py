@@ -63,10 +63,11 @@ def load_actor(configs: Configs, actor_state: dict[str, torch.Tensor], obs_dim: 
 
 
 def evaluated_actor_key(configs: Configs, agent: dict[str, Any]) -> str:
-    """The entry of a checkpoint's ``agent`` holding the policy evaluation ran: TD7's ``checkpoint_actor`` once the
-    checkpoint policy has taken a checkpoint, else ``actor`` (what TD7 evaluates before its first checkpoint)."""
+    """The entry of a checkpoint's ``agent`` holding the policy evaluation ran: ``actor_average`` when the run
+    averages its actor, TD7's ``checkpoint_actor`` once the checkpoint policy has taken a checkpoint, else ``actor``
+    (what TD7 evaluates before its first checkpoint)."""
     key = evaluation_actor_key(configs.agent, configs.td7)
-    if key != "actor":
+    if key == "checkpoint_actor":
         assessment = agent.get("checkpoint_policy")
         if not isinstance(assessment, dict) or int(assessment.get("checkpoints", 0)) == 0:
             return "actor"

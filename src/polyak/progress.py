@@ -78,10 +78,10 @@ class Progress:
     def is_best(self, score: float) -> bool:
         return not self.eval_scores or score > max(self.eval_scores)
 
-    def evaluation(self, score: float, env_steps: int, logger: Logger) -> bool:
-        """Log one evaluation; True when it reaches ``eval_stop_score``."""
+    def evaluation(self, score: float, env_steps: int, logger: Logger, live_score: float | None = None) -> bool:
+        """Log one evaluation (and the live actor's score beside it); True when it reaches ``eval_stop_score``."""
         self.eval_scores.append(score)
-        logger.evaluation(env_steps, self.scores.episodes, score)
+        logger.evaluation(env_steps, self.scores.episodes, score, live_score)
         stop_score = self.config.eval_stop_score
         if stop_score is not None and score >= stop_score:
             logger.message(f"evaluation mean {score:.2f} >= {stop_score}: stopping")

@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,26 @@ def evaluate_and_log(evaluator: Evaluator, agent: Agent, progress: Progress, che
                      env_steps: int, logger: Logger, normalizer: ObservationNormalizer | None = None,
                      should_stop: Callable[[], bool] = never) -> bool:
     """One evaluation of the greedy policy: keep the best agent, log it; True when it reaches ``eval_stop_score``.
-    EvaluationStopped, with nothing logged, when ``should_stop`` says so first."""
-    greedy = agent.greedy  # TD7's checkpoint policy when AgentConfig.checkpoint_policy is on
-    policy = greedy if normalizer is None else (lambda obs: greedy(normalizer.normalize(obs)))  # frozen statistics
-    score = evaluator.evaluate(policy, len(progress.eval_scores), should_stop)
+    EvaluationStopped, with nothing logged, when ``should_stop`` says so first.
+
+    When that policy is not the live actor (the averaged actor, TD7's checkpoint) and
+    ``TrainerConfig.eval_live_actor`` is on, the live actor plays the same start states too; its score is logged
+    beside, or left out when ``should_stop`` cuts it short."""
+    index = len(progress.eval_scores)
+    score = evaluator.evaluate(_normalized(agent.greedy, normalizer), index, should_stop)
+    live_score = None
+    if progress.config.eval_live_actor and agent.learner.evaluation_actor() not in (None, agent.learner.actor):
+        with suppress(EvaluationStopped):
+            live_score = evaluator.evaluate(_normalized(agent.explorer.greedy, normalizer), index, should_stop)
     if progress.is_best(score):
         checkpointer.save_best(agent_state(agent, normalizer), env_steps)
-    return progress.evaluation(score, env_steps, logger)
+    return progress.evaluation(score, env_steps, logger, live_score)
+
+
+def _normalized(greedy: Callable[[np.ndarray], np.ndarray], normalizer: ObservationNormalizer | None
+                ) -> Callable[[np.ndarray], np.ndarray]:
+    """``greedy`` on observations normalized with the frozen statistics, when the run normalizes them."""
+    return greedy if normalizer is None else (lambda obs: greedy(normalizer.normalize(obs)))
 
 
 @contextmanager

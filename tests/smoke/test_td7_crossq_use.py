@@ -1,11 +1,11 @@
 """Using a trained TD7 or CrossQ agent outside training: ``polyak test``, ``polyak record``, ``polyak export``
 (safetensors, model card, ONNX) and ``polyak.load(...).predict`` on tiny Pendulum runs of the shipped
-``configs/suite/td7.gin`` and ``crossq.gin``.
+``configs/suite/td7.gin``, ``crossq.gin`` and ``crossq_sac.gin`` (with the averaged actor).
 
 What is loaded must be what evaluation ran: TD7's SALE actor owns its state encoder and, with the checkpoint policy,
 evaluation runs the checkpoint actor once a checkpoint is taken (the live actor before); CrossQ's batch-renormalized
-actor acts in eval mode. Each loaded policy is compared with ``Agent.greedy`` of the agent restored from the same
-checkpoint."""
+actor acts in eval mode; with ``AgentConfig.actor_average`` evaluation runs the averaged actor. Each loaded
+policy is compared with ``Agent.greedy`` of the agent restored from the same checkpoint."""
 
 from __future__ import annotations
 
@@ -36,7 +36,11 @@ RUNS = {
     # stops before the first checkpoint is taken: evaluation (and loading) uses the live actor
     "td7_no_checkpoint_yet": ("td7", [*TINY, *TD7, "TrainerConfig.max_env_steps = 300"]),
     "crossq": ("crossq", [*TINY, "NetworkConfig.batch_renorm_warmup = 100", "TrainerConfig.max_env_steps = 600"]),
+    "crossq_sac_averaged": ("crossq_sac", [*TINY, "NetworkConfig.batch_renorm_warmup = 100",
+                                           "TrainerConfig.max_env_steps = 600", "AgentConfig.actor_average = 0.05"]),
 }
+CARD_TITLES = {"td7": "TD7", "td7_no_checkpoint_yet": "TD7", "crossq": "CrossQ",
+               "crossq_sac_averaged": "CrossQ (SAC mode)"}
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # in-process training: one thread, as in CI
@@ -90,6 +94,11 @@ def test_loaded_policy_is_what_evaluation_ran(runs: dict[str, Path], name: str) 
                    for k in agent_state["actor"])
     elif name == "td7_no_checkpoint_yet":
         assert taken and not any(taken)
+    elif name == "crossq_sac_averaged":
+        agent_state = load_checkpoint(_checkpoints(runs[name])[-1])[0]["agent"]
+        assert evaluated_actor_key(configs, agent_state) == "actor_average"
+        assert any(not torch.equal(agent_state["actor"][k], agent_state["actor_average"][k])
+                   for k in agent_state["actor"])
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
@@ -106,11 +115,12 @@ def test_cli_test_record_and_onnx_export(runs: dict[str, Path], name: str, tmp_p
     assert main(["export", str(run), "--out", str(out), "--format", "onnx"]) == 0
     info = json.loads((out / "info.json").read_text())
     card = (out / "README.md").read_text()
-    assert f"# {'TD7' if name.startswith('td7') else 'CrossQ'} agent for `Pendulum-v1`" in card
+    assert f"# {CARD_TITLES[name]} agent for `Pendulum-v1`" in card
     best, _ = load_checkpoint(run / "checkpoints" / "best")
     expected = evaluated_actor_key(RunDir(run).configs(), best["agent"])
     assert info["checkpoint"] == "best" and info["actor"] == expected
     assert ("checkpoint policy (TD7) actor of checkpoint `best`" in card) == (expected == "checkpoint_actor")
+    assert ("averaged actor of checkpoint `best`" in card) == (expected == "actor_average")
     exported, original = polyak.load(out), polyak.load(run)
     obs = _observations()
     np.testing.assert_array_equal(exported.predict(obs)[0], original.predict(obs)[0])

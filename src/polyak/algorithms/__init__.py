@@ -60,7 +60,9 @@ def build_actor(obs_dim: int, action_dim: int, agent: AgentConfig, actor: Networ
 
 
 def evaluation_actor_key(agent: AgentConfig, td7: TD7Config | None = None) -> str:
-    """The checkpoint entry holding the policy that evaluation runs: TD7's ``checkpoint_actor`` when its
-    checkpoint policy is on, else ``actor``."""
+    """The checkpoint entry holding the policy that evaluation runs: ``actor_average`` with
+    ``AgentConfig.actor_average``, TD7's ``checkpoint_actor`` when its checkpoint policy is on, else ``actor``."""
+    if agent.actor_average is not None:
+        return "actor_average"
     on = agent.algorithm is Algorithm.TD7 and (td7 or TD7Config()).checkpoint_policy
     return "checkpoint_actor" if on else "actor"

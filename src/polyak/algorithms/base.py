@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from polyak.averaging import ActorAverage
 from polyak.config import ActorObjective, AgentConfig, NetworkConfig, Precision, ReplayConfig, Sampler
 from polyak.device import resolve_device
 from polyak.ensemble import CriticEnsemble
@@ -104,6 +105,10 @@ class ActorCritic:
                                                               self.noisy_generator, state_encoder).to(self.device))
         self.critic = self._register("critic", CriticEnsemble(agent.n_critics, obs_dim, action_dim, critic, generator,
                                                               embedding_dim).to(self.device))
+        self.actor_average = (ActorAverage(self.actor, agent.actor_average) if agent.actor_average is not None
+                              else None)
+        if self.actor_average is not None:
+            self._register("actor_average", self.actor_average.actor)
         self.actor_optim = make_optimizer(self.actor, actor, self.device)
         self.critic_optim = make_optimizer(self.critic, critic, self.device)
         self._actor_params = [p for p in self.actor.parameters() if p.requires_grad]  # not a frozen encoder
@@ -170,7 +175,13 @@ class ActorCritic:
         """Ascend the critics' value of the actor's action; gradients reach the actor only."""
         loss = self._actor_loss(batch.obs)
         descend(self.actor_optim, loss, self._actor_params, self.actor_config.grad_clip_norm)
+        self._actor_stepped()
         return loss.detach()
+
+    def _actor_stepped(self) -> None:
+        """After every actor update: the averaged actor follows (``AgentConfig.actor_average``)."""
+        if self.actor_average is not None:
+            self.actor_average.update(self.actor)
 
     def _regression_loss(self, q_values: torch.Tensor, target: torch.Tensor,
                          weights: torch.Tensor | None) -> torch.Tensor:
@@ -216,8 +227,9 @@ class ActorCritic:
 
     # ------------------------------------------------------------------ the loops' per-step contract
     def evaluation_actor(self) -> Actor | None:
-        """The actor evaluation runs when it is not the live one (TD7's checkpoint); None: the live actor."""
-        return None
+        """The actor evaluation runs when it is not the live one (the averaged actor, TD7's checkpoint); None: the
+        live actor."""
+        return None if self.actor_average is None else self.actor_average.actor
 
     def end_step(self, reward: np.ndarray, done: np.ndarray, can_learn: bool) -> int:
         """One training env step's rewards and episode ends; the updates to run now (TD7's schedule), else 0."""

@@ -74,6 +74,7 @@ class SAC(ActorCritic):
         critic_loss_value = self._critic_descend(q_values, target, batch.weights)
         actor_loss_value = sac_actor_loss(log_prob, clipped_min(self.critic(batch.obs, action)), alpha)
         descend(self.actor_optim, actor_loss_value, self._actor_params, self.actor_config.grad_clip_norm)
+        self._actor_stepped()
         self._last_actor_loss = actor_loss_value.detach()
         if self.updates % self.config.target_update_every == 0:
             polyak_update(*self._soft_update)
@@ -158,6 +159,7 @@ class CrossQSAC(SAC):
                 q_pi = clipped_min(self.critic(batch.obs, action))
             actor_loss_value = sac_actor_loss(log_prob, q_pi, alpha)
             descend(self.actor_optim, actor_loss_value, self._actor_params, self.actor_config.grad_clip_norm)
+            self._actor_stepped()
             self._last_actor_loss = actor_loss_value.detach()
         return self._result(critic_loss_value, q_values.detach(), target, alpha=alpha.squeeze(0),
                             **self._last_policy_metrics)

@@ -165,9 +165,10 @@ class TD7(ActorCritic):
 
     # ------------------------------------------------------------------ the loops' per-step contract
     def evaluation_actor(self) -> Actor | None:
-        """The checkpoint actor once a checkpoint was taken, the live actor before; None without the policy."""
+        """The checkpoint actor once a checkpoint was taken, the live actor before; without the checkpoint policy,
+        the averaged actor or None (the live actor)."""
         if self.checkpoint_policy is None:
-            return None
+            return super().evaluation_actor()
         return self.checkpoint_actor if self.checkpoint_policy.checkpoints else self.actor
 
     def end_step(self, reward: np.ndarray, done: np.ndarray, can_learn: bool) -> int:
