@@ -153,6 +153,40 @@ def policy_numbers(curve: list[float]) -> dict[str, float]:
             "stability": stability_ratio([curve]) or 0.0}
 
 
+def decision(by_policy: dict[tuple[str, str], list[dict[str, float]]]) -> dict[str, Any]:
+    """The rule of the module docstring over the runs so far: per average, whether its mean stability beats the
+    live actor's on every task and its mean final return (over all runs) is not below the live actor's; the pick is
+    the passing average with the highest mean final return (None: none passes)."""
+    tasks = sorted({task for task, _ in by_policy})
+    names = sorted({name for _, name in by_policy if name != "live"})
+
+    def mean(name: str, key: str, task: str | None = None) -> float:
+        return statistics.mean(n[key] for (t, policy), numbers in by_policy.items() for n in numbers
+                                if policy == name and task in (None, t))
+
+    live_final = mean("live", "final")
+    verdicts = {name: {"steadier_on_every_task": all(mean(name, "stability", t) > mean("live", "stability", t)
+                                                     for t in tasks),
+                       "mean_final": mean(name, "final"), "final_not_lower": mean(name, "final") >= live_final}
+                for name in names}
+    passing = [name for name, v in verdicts.items() if v["steadier_on_every_task"] and v["final_not_lower"]]
+    return {"tasks": tasks, "live_mean_final": live_final, "averages": verdicts,
+            "pick": max(passing, key=lambda name: verdicts[name]["mean_final"]) if passing else None}
+
+
+def decision_lines(by_policy: dict[tuple[str, str], list[dict[str, float]]]) -> list[str]:
+    rule = decision(by_policy)
+    lines = ["The rule (module docstring) over these runs: an average passes when it is steadier than the live "
+             "actor on every task and its mean final return is not lower; the pick is the passing one with the highest "
+             f"mean final return. Live actor: mean final {rule['live_mean_final']:.1f}.", ""]
+    for name, verdict in rule["averages"].items():
+        lines.append(f"- {name}: mean final {verdict['mean_final']:.1f}, steadier on every task: "
+                     f"{'yes' if verdict['steadier_on_every_task'] else 'no'}, final not lower: "
+                     f"{'yes' if verdict['final_not_lower'] else 'no'}")
+    lines += ["", f"Pick: **{rule['pick'] or 'none'}**."]
+    return lines
+
+
 def report() -> str:
     files = sorted(RESULTS.glob("*_seed_*.json"))
     runs = [json.loads(p.read_text()) for p in files]
@@ -176,6 +210,7 @@ def report() -> str:
     for (task, name), numbers in sorted(by_policy.items()):
         lines.append(f"| {task} | {name} | {len(numbers)} | {statistics.mean(n['final'] for n in numbers):.1f} | "
                      f"{statistics.mean(n['stability'] for n in numbers):.2f} |")
+    lines += ["", *decision_lines(by_policy)]
     lines += ["", "Is the live curve the suite's run of that seed? (Equal code gives equal runs; a change in "
               "floating-point arithmetic, such as BatchRenorm's two-pass variance in bdb6aa7, gives a different run "
               "from the same seed.)", ""]
