@@ -76,11 +76,12 @@ TASKS: dict[str, Task] = {
     "HopperBulletEnv-v0": Task("pybullet_envs_gymnasium:HopperBulletEnv-v0", 100_000, 5_000, "hopperbullet"),
 }
 ROWS = ("polyak_ddpg", "polyak_td3", "sb3_td3", "polyak_ou", "polyak_td7", "polyak_crossq", "sb3_crossq",
-        "polyak_sac", "polyak_crossq_sac")
+        "polyak_sac", "polyak_crossq_sac", "polyak_recommended")
 # MountainCar also runs the exploration that solves it (configs/suite/mountaincar_ou.gin: DDPG with OU noise).
 EXPLORATION_ROWS = {"MountainCarContinuous-v0": ("polyak_ou",)}
 # TD7 and CrossQ (the sample-efficiency issues) run on the five standard MuJoCo locomotion tasks only.
-SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq", "polyak_sac", "polyak_crossq_sac")
+SAMPLE_EFFICIENCY_ROWS = ("polyak_td7", "polyak_crossq", "sb3_crossq", "polyak_sac", "polyak_crossq_sac",
+                          "polyak_recommended")
 SAMPLE_EFFICIENCY_TASKS = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5")
 # The five standard tasks run TD3, TD7 and CrossQ only (DDPG stays on the tasks it has).
 FRONTIER_ONLY_TASKS = ("Walker2d-v5", "Ant-v5", "Humanoid-v5")
@@ -88,10 +89,14 @@ FRONTIER_ONLY_TASKS = ("Walker2d-v5", "Ant-v5", "Humanoid-v5")
 # return (1,000) shows whether the final policy kept what an earlier evaluation reached.
 STABILITY_ROWS = {"InvertedPendulum-v5": ("polyak_crossq", "sb3_crossq", "polyak_crossq_sac")}
 
-# The report's statistics (``suite_statistics``). The recommended row is the row of configs/recommended.gin (the
-# same settings as suite/crossq_sac.gin), the one the rule below picked; the issue asks 5 seeds of it and of
-# sb3_crossq on each locomotion task, 3 of the others.
-RECOMMENDED_ROW = "polyak_crossq_sac"
+# The report's statistics (``suite_statistics``). The recommended row is the row of configs/recommended.gin: the row
+# the rule below picked (polyak_crossq_sac), evaluated and shipped through its averaged actor
+# (AgentConfig.actor_average, chosen by benchmarks/actor_average.py's paired test); the issue asks 5 seeds of it and
+# of sb3_crossq on each locomotion task, 3 of the others.
+RECOMMENDED_ROW = "polyak_recommended"
+# A run of the recommended row also scores its live actor on the same start states (``eval_live`` rows): the same
+# training as the rule's pick, so that curve is the pick's run of that seed, written when the pick has none.
+LIVE_ROWS = {RECOMMENDED_ROW: "polyak_crossq_sac"}
 BASELINE_ROW = "sb3_crossq"
 SEEDS_ASKED = {RECOMMENDED_ROW: 5, BASELINE_ROW: 5}
 DEFAULT_SEEDS_ASKED = 3
@@ -181,8 +186,11 @@ def run_polyak(task: str, row: str, seed: int) -> dict[str, Any]:
     started = time.time()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     summary = json.loads((run_dir / "summary.json").read_text())
-    evals = [(int(r["env_steps"]), float(r["score"])) for r in read_metrics(run_dir) if r["kind"] == "eval"]
+    metrics = read_metrics(run_dir)
+    evals = [(int(r["env_steps"]), float(r["score"])) for r in metrics if r["kind"] == "eval"]
+    live = [float(r["score"]) for r in metrics if r["kind"] == "eval_live"]
     return {"eval_steps": [s for s, _ in evals], "eval_returns": [r for _, r in evals],
+            **({"live_eval_returns": live} if live else {}),
             "eval_wall_seconds": eval_wall_seconds(run_dir, started),
             "wall_seconds": summary["wall_seconds"],
             "settings": {"config": str(config_file(task, algo).relative_to(ROOT)), "gin_params": bindings}}
@@ -339,11 +347,35 @@ def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     })
     result["env_steps_per_cpu_s"] = round(spec.budget / max(result["cpu_seconds"], 1e-9), 2)
+    write_result(path, result)
+    if row in LIVE_ROWS and "live_eval_returns" in result:
+        write_live_result(task, row, seed, result)
+    print(f"{task} {row} seed {seed}: final {result['final_return']:.1f}, {result['env_steps_per_s']} env steps/s",
+          flush=True)
+
+
+def write_result(path: Path, result: dict[str, Any]) -> None:
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(result, indent=1) + "\n")
     temporary.replace(path)
-    print(f"{task} {row} seed {seed}: final {result['final_return']:.1f}, {result['env_steps_per_s']} env steps/s",
-          flush=True)
+
+
+def write_live_result(task: str, row: str, seed: int, result: dict[str, Any]) -> None:
+    """The live actor's curve of a ``LIVE_ROWS`` run as that seed's run of the row it trains as, unless that row has
+    one (its own run, from another commit, stays); ``from_run`` says where it came from."""
+    live_row = LIVE_ROWS[row]
+    path = result_path(task, live_row, seed)
+    if path.exists():
+        return
+    with claimed(path) as mine:
+        if not mine or path.exists():
+            return
+        live = {**{k: v for k, v in result.items() if k != "live_eval_returns"}, "row": live_row,
+                "eval_returns": result["live_eval_returns"], "final_return": result["live_eval_returns"][-1],
+                "from_run": {"row": row, "note": "the live actor's evaluations of that run (same training, same "
+                                                 "start states); its CPU and wall times are that run's"}}
+        write_result(path, live)
+        print(f"{task} {live_row} seed {seed}: final {live['final_return']:.1f}, from the {row} run", flush=True)
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -709,14 +741,18 @@ def recommendation(suite: dict[str, Any]) -> dict[str, Any]:
     where every candidate has runs, the IQM of its normalized final returns with its interval, the stability ratio
     per task and its lowest, and the median CPU minutes per 100k env steps; ``pick`` is the candidate with the highest
     IQM (None when no task has runs of all), ``pick_is_stable`` whether its lowest stability reaches the floor. The
-    baseline row is listed beside them when it has runs on those tasks, not as a candidate."""
+    shipped recommended row (the pick through its averaged actor; ``shipped_is_stable``, None without runs there) and
+    the baseline row are listed beside them when they have runs on those tasks, not as candidates."""
     tasks = tasks_with_runs(suite, *CANDIDATE_ROWS)
     result: dict[str, Any] = {"candidates": list(CANDIDATE_ROWS), "stability_floor": STABILITY_FLOOR,
                               "tasks": tasks, "rows": {}, "pick": None, "pick_is_stable": None}
     if not tasks:
         return result
-    baseline_runs = all(BASELINE_ROW in suite["tasks"][task]["rows"] for task in tasks)
-    listed = [*CANDIDATE_ROWS, *([BASELINE_ROW] if baseline_runs else [])]
+    def runs_everywhere(row: str) -> bool:
+        return all(row in suite["tasks"][task]["rows"] for task in tasks)
+
+    listed = [*CANDIDATE_ROWS, *(row for row in (RECOMMENDED_ROW, BASELINE_ROW)
+                                 if row not in CANDIDATE_ROWS and runs_everywhere(row))]
     for row in listed:
         matrix = final_matrix(suite, row, tasks, normalize=True)
         iqm, ci = iqm_interval(matrix)
@@ -732,6 +768,8 @@ def recommendation(suite: dict[str, Any]) -> dict[str, Any]:
     pick = max(CANDIDATE_ROWS, key=lambda row: result["rows"][row]["normalized_iqm"])
     result["pick"] = pick
     result["pick_is_stable"] = (result["rows"][pick]["lowest_stability"] or 0) >= STABILITY_FLOOR
+    shipped = result["rows"].get(RECOMMENDED_ROW)
+    result["shipped_is_stable"] = None if shipped is None else (shipped["lowest_stability"] or 0) >= STABILITY_FLOOR
     return result
 
 
@@ -844,18 +882,25 @@ def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
         per_task = ", ".join("n/a" if x is None else f"{x:.2f}" for x in data["stability"].values())
         lowest = "n/a" if data["lowest_stability"] is None else f"{data['lowest_stability']:.2f}"
         cpu = "" if data["cpu_minutes_per_100k"] is None else f"{data['cpu_minutes_per_100k']:.1f}"
-        name = row if data["candidate"] else f"{row} (reference)"
+        name = row if data["candidate"] else f"{row} (shipped)" if row == RECOMMENDED_ROW else f"{row} (reference)"
         lines.append(f"| {name} | {data['seeds_per_task']} | {data['normalized_iqm']:.3f} "
                      f"{interval_text(data['ci'], 3)} | {per_task} | {lowest} | {cpu} |")
     pick = rule["pick"]
     stability = ("its final policies keep what they reached" if rule["pick_is_stable"] else
                  f"but its final policies still fall from their best (stability below {rule['stability_floor']:g})")
-    verdict = (f"The rule picks **{pick}** on {', '.join(rule['tasks'])}, {stability}; the shipped recommended row "
-               f"is {RECOMMENDED_ROW}.")
+    verdict = (f"The rule picks **{pick}** on {', '.join(rule['tasks'])}, {stability}. The shipped recommended row, "
+               f"{RECOMMENDED_ROW}, is {LIVE_ROWS[RECOMMENDED_ROW]} evaluated and shipped through its averaged actor "
+               "(`AgentConfig.actor_average`; why: benchmarks/results/actor_average.md)")
+    if rule.get("shipped_is_stable") is None:
+        verdict += "; it has no runs on all of these tasks yet."
+    else:
+        verdict += (f": its final policies {'keep' if rule['shipped_is_stable'] else 'still fall from'} what they "
+                    f"reached (lowest stability {rule['rows'][RECOMMENDED_ROW]['lowest_stability']:.2f}).")
     return [*lines, "", verdict]
 
 
-README_ROWS = (RECOMMENDED_ROW, BASELINE_ROW, "polyak_crossq", "polyak_td7", "polyak_td3", "sb3_td3")
+README_ROWS = (RECOMMENDED_ROW, BASELINE_ROW, "polyak_crossq_sac", "polyak_crossq", "polyak_td7", "polyak_td3",
+               "sb3_td3")
 README_BEGIN = "<!-- suite table: written by python benchmarks/suite.py --report from benchmarks/results/suite.json -->"
 README_END = "<!-- end of the suite table -->"
 
@@ -922,7 +967,8 @@ def report() -> dict[str, Any]:
 def missing_runs(suite: dict[str, Any]) -> list[dict[str, Any]]:
     """The frontier issue's runs still to do on the locomotion tasks (seeds 0 to ``seeds_asked(row) - 1`` of every
     row the task runs), each with an estimate of its CPU minutes: the median of the row's finished runs on that
-    task, else on any locomotion task, else None."""
+    task, else on any locomotion task (for a ``LIVE_ROWS`` row, then its live row's, the same training), else None;
+    0 for a seed that a ``LIVE_ROWS`` run still to do will write (``from_row``)."""
     def cpu_minutes(row: str, tasks: list[str]) -> list[float]:
         return [seconds / 60 for task in tasks for seconds in
                 suite["tasks"].get(task, {}).get("rows", {}).get(row, {}).get("cpu_seconds", []) if seconds]
@@ -931,9 +977,14 @@ def missing_runs(suite: dict[str, Any]) -> list[dict[str, Any]]:
     for task in SAMPLE_EFFICIENCY_TASKS:
         for row in rows_of(task):
             seeds = [seed for seed in range(seeds_asked(row)) if not result_path(task, row, seed).exists()]
-            estimate = cpu_minutes(row, [task]) or cpu_minutes(row, list(SAMPLE_EFFICIENCY_TASKS))
-            missing += [{"task": task, "row": row, "seed": seed,
-                         "cpu_minutes": statistics.median(estimate) if estimate else None} for seed in seeds]
+            same_training = [row, *([LIVE_ROWS[row]] if row in LIVE_ROWS else [])]  # the live row's runs cost the same
+            estimate = next((found for found in (cpu_minutes(name, tasks) for name in same_training
+                                                 for tasks in ([task], list(SAMPLE_EFFICIENCY_TASKS))) if found), [])
+            for seed in seeds:
+                source = next((source for source, live in LIVE_ROWS.items() if live == row
+                               and seed < seeds_asked(source) and not result_path(task, source, seed).exists()), None)
+                missing.append({"task": task, "row": row, "seed": seed, "from_row": source,
+                                "cpu_minutes": 0.0 if source else statistics.median(estimate) if estimate else None})
     return missing
 
 
@@ -944,12 +995,20 @@ def todo_text(missing: list[dict[str, Any]]) -> str:
         groups.setdefault((run["task"], run["row"]), []).append(run)
     lines = ["| task | row | missing seeds | estimated CPU minutes each |", "| --- | --- | --- | --- |"]
     for (task, row), runs in groups.items():
-        estimate = runs[0]["cpu_minutes"]
-        lines.append(f"| {task} | {row} | {' '.join(str(r['seed']) for r in runs)} | "
-                     f"{'unknown' if estimate is None else f'{estimate:.0f}'} |")
+        own = [r for r in runs if not r["from_row"]]
+        estimate = own[0]["cpu_minutes"] if own else None
+        cells = [] if not own else [f"{' '.join(str(r['seed']) for r in own)} | "
+                                    f"{'unknown' if estimate is None else f'{estimate:.0f}'}"]
+        shared = [r for r in runs if r["from_row"]]
+        if shared:
+            cells.append(f"{' '.join(str(r['seed']) for r in shared)} | 0 (the live actor of the "
+                         f"{shared[0]['from_row']} runs of these seeds)")
+        lines += [f"| {task} | {row} | {cell} |" for cell in cells]
     known = [r["cpu_minutes"] for r in missing if r["cpu_minutes"] is not None]
     unknown = len(missing) - len(known)
+    shared = sum(1 for r in missing if r["from_row"])
     lines += ["", f"{len(missing)} runs missing: about {sum(known) / 60:.1f} CPU hours for {len(known)} of them"
+              + (f" ({shared} of them at no cost: another row's runs write them)" if shared else "")
               + (f", {unknown} without an estimate (no finished run of their row yet)" if unknown else "") + "."]
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ script) and training a finished run further."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import subprocess
@@ -126,16 +127,33 @@ def test_recommended_config_says_what_it_is_in_its_first_line() -> None:
     assert first.startswith("# ") and first.endswith(".") and "CrossQ in its SAC mode" in first and len(first) <= 120
 
 
-def test_the_recommended_config_is_the_suites_measured_row() -> None:
-    """recommended.gin learns exactly as the suite's polyak_crossq_sac row (suite/crossq_sac.gin), the row its
-    figures come from; only the evaluation (5 episodes instead of the suite's 10) may differ."""
+SUITE_TASKS = ("halfcheetah", "hopper", "walker2d", "ant", "humanoid")
+
+
+@pytest.mark.parametrize("task", SUITE_TASKS)
+def test_the_recommended_config_is_the_suites_measured_row(task: str) -> None:
+    """recommended.gin learns exactly as the suite's polyak_recommended row (suite/<task>_recommended.gin), the row
+    its figures come from; only the env and the evaluation (5 episodes instead of the suite's 10) may differ."""
     recommended = configs_from_file(shipped_configs()["recommended"], [])
-    measured = configs_from_file(shipped_configs()["suite/crossq_sac"], [])
+    measured = configs_from_file(shipped_configs()[f"suite/{task}_recommended"], [])
     for name in ("agent", "actor", "critic", "replay", "noise", "sac", "td7"):
         assert getattr(recommended, name) == getattr(measured, name), name
     learning = ("num_envs", "max_env_steps", "start_steps", "learn_every", "learn_steps", "eval_interval")
     for name in learning:
         assert getattr(recommended.trainer, name) == getattr(measured.trainer, name), name
+    assert recommended.agent.actor_average is not None
+
+
+@pytest.mark.parametrize("task", SUITE_TASKS)
+def test_the_recommended_row_trains_as_the_rules_pick(task: str) -> None:
+    """suite/<task>_recommended.gin is <task>_crossq_sac.gin (the row the suite's rule picked) with the averaged
+    actor, and nothing else: its runs' live-actor evaluations are that row's runs."""
+    recommended = configs_from_file(shipped_configs()[f"suite/{task}_recommended"], [])
+    pick = configs_from_file(shipped_configs()[f"suite/{task}_crossq_sac"], [])
+    assert recommended.agent.actor_average is not None and pick.agent.actor_average is None
+    assert dataclasses.replace(recommended.agent, actor_average=None) == pick.agent
+    for name in ("trainer", "actor", "critic", "replay", "noise", "sac", "td7"):
+        assert getattr(recommended, name) == getattr(pick, name), name
 
 
 @pytest.mark.parametrize("algo", ALGORITHMS)

@@ -4,6 +4,7 @@ one ``code_commit``), and each seed's final return is its last evaluation at the
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -125,8 +126,11 @@ def test_the_normalized_iqm_pools_the_tasks_and_matches_a_hand_computation(commi
 
 def test_the_probability_of_improvement_matches_pairwise_counts_and_is_a_half_over_itself(committed):
     report, stats = committed
-    poi = stats["probability_of_improvement"]
-    assert (poi["row"], poi["over"]) == (suite.RECOMMENDED_ROW, suite.BASELINE_ROW)
+    assert (stats["probability_of_improvement"]["row"], stats["probability_of_improvement"]["over"]) == (
+        suite.RECOMMENDED_ROW, suite.BASELINE_ROW)
+    poi = suite.probability_of_improvement(report, "polyak_crossq_sac", suite.BASELINE_ROW)  # both have runs
+    assert poi["tasks"]
+
     def finals(task: str, row: str) -> list[float]:  # the lowest seeds, as many on every task
         return report["tasks"][task]["rows"][row]["final_returns"][:poi["seeds_per_task"][row]]
 
@@ -185,8 +189,19 @@ def test_the_recommendation_picks_the_highest_iqm_and_flags_a_pick_that_falls_fr
     assert rule["rows"][suite.CANDIDATE_ROWS[0]]["lowest_stability"] == pytest.approx(1.0)
     assert rule["rows"][suite.CANDIDATE_ROWS[0]]["cpu_minutes_per_100k"] == pytest.approx(30.0)  # 10 or 20 per 50k
     assert suite.BASELINE_ROW not in rule["rows"]  # no baseline runs: not listed
+    assert RECOMMENDED not in rule["rows"] and rule["shipped_is_stable"] is None
     text = "\n".join(suite.recommendation_markdown(rule))
     assert f"picks **{suite.CANDIDATE_ROWS[-1]}**" in text and "still fall from their best" in text
+    assert "no runs on all of these tasks yet" in text
+    for task, scale in (("HalfCheetah-v5", 10.0), ("Hopper-v5", 1.0)):  # the shipped row ends at its best
+        finals = [scale * 1500.0] * 3
+        tasks[task]["rows"][RECOMMENDED] = {"final_returns": finals, "eval_returns": [[x] * 6 for x in finals],
+                                            "cpu_seconds": [600.0] * 3}
+    rule = suite.recommendation({"tasks": tasks})
+    assert rule["pick"] == suite.CANDIDATE_ROWS[-1] and rule["shipped_is_stable"] is True
+    assert not rule["rows"][RECOMMENDED]["candidate"]
+    text = "\n".join(suite.recommendation_markdown(rule))
+    assert f"| {RECOMMENDED} (shipped) |" in text and "keep what they reached (lowest stability 1.00)" in text
     del tasks["Hopper-v5"]["rows"][suite.CANDIDATE_ROWS[0]]  # a candidate missing on a task: it leaves the comparison
     assert suite.recommendation({"tasks": tasks})["tasks"] == ["HalfCheetah-v5"]
 
@@ -227,6 +242,29 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     assert by_key[("Walker2d-v5", suite.BASELINE_ROW, 4)] is None
     text = suite.todo_text(missing)
     assert "| Hopper-v5 | sb3_td3 | 0 2 | 15 |" in text and f"{len(missing)} runs missing" in text
+    # the rule's pick comes free with the recommended row's runs (their live actor), seeds 0-2 of its 3
+    live = suite.LIVE_ROWS[RECOMMENDED]
+    shared = [run for run in missing if run["from_row"]]
+    assert {(run["row"], run["from_row"], run["cpu_minutes"]) for run in shared} == {(live, RECOMMENDED, 0.0)}
+    assert len(shared) == len(suite.SAMPLE_EFFICIENCY_TASKS) * suite.seeds_asked(live)
+    (tmp_path / "hopper" / f"{RECOMMENDED}_seed_0.json").write_text("{}")  # that run is done: seed 0 is not free
+    hopper_live = {run["seed"]: run["from_row"] for run in suite.missing_runs(report)
+                   if (run["task"], run["row"]) == ("Hopper-v5", live)}
+    assert hopper_live == {0: None, 1: RECOMMENDED, 2: RECOMMENDED}
+
+
+def test_a_recommended_run_writes_its_live_actors_curve_as_the_picks_run_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(suite, "RUNS", tmp_path)
+    result = {"task": "Hopper-v5", "row": RECOMMENDED, "seed": 3, "eval_steps": [5000, 10000],
+              "eval_returns": [10.0, 30.0], "live_eval_returns": [10.0, 20.0], "final_return": 30.0, "cpu_seconds": 9.0}
+    suite.write_live_result("Hopper-v5", RECOMMENDED, 3, result)
+    path = suite.result_path("Hopper-v5", suite.LIVE_ROWS[RECOMMENDED], 3)
+    live = json.loads(path.read_text())
+    assert live["row"] == suite.LIVE_ROWS[RECOMMENDED] and live["eval_returns"] == [10.0, 20.0]
+    assert live["final_return"] == 20.0 and live["from_run"]["row"] == RECOMMENDED
+    assert "live_eval_returns" not in live and live["cpu_seconds"] == 9.0
+    suite.write_live_result("Hopper-v5", RECOMMENDED, 3, {**result, "live_eval_returns": [0.0, 0.0]})
+    assert json.loads(path.read_text())["eval_returns"] == [10.0, 20.0]  # an existing run of the pick stays
 
 
 def test_the_readme_table_is_the_one_the_committed_results_give(committed):
