@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +59,13 @@ def evaluate_and_log(evaluator: Evaluator, agent: Agent, progress: Progress, che
     EvaluationStopped, with nothing logged, when ``should_stop`` says so first.
 
     When that policy is not the live actor (the averaged actor, TD7's checkpoint) and
-    ``TrainerConfig.eval_live_actor`` is on, the live actor plays the same start states too; its score is logged
-    beside, or left out when ``should_stop`` cuts it short."""
+    ``TrainerConfig.eval_live_actor`` is on, the live actor plays the same start states too and its score is logged
+    beside; ``should_stop`` during either stops the whole evaluation (a resumed run redoes both)."""
     index = len(progress.eval_scores)
     score = evaluator.evaluate(_normalized(agent.greedy, normalizer), index, should_stop)
     live_score = None
     if progress.config.eval_live_actor and agent.learner.evaluation_actor() not in (None, agent.learner.actor):
-        with suppress(EvaluationStopped):
-            live_score = evaluator.evaluate(_normalized(agent.explorer.greedy, normalizer), index, should_stop)
+        live_score = evaluator.evaluate(_normalized(agent.explorer.greedy, normalizer), index, should_stop)
     if progress.is_best(score):
         checkpointer.save_best(agent_state(agent, normalizer), env_steps)
     return progress.evaluation(score, env_steps, logger, live_score)

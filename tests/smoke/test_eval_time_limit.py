@@ -4,6 +4,7 @@ cap (one warning), and SIGTERM during a long evaluation ends the run promptly wi
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gc
 import itertools
 import os
@@ -214,3 +215,21 @@ def test_a_signal_during_evaluation_then_resume_ends_like_an_uninterrupted_run(t
     assert resumed.run().interrupted is None
     assert (tmp_path / "run" / "metrics.csv").read_bytes() == (tmp_path / "reference" / "metrics.csv").read_bytes()
     assert eval_scores(tmp_path / "run").keys() == {400, 800}
+
+
+def test_a_signal_during_the_live_actors_evaluation_stops_the_whole_evaluation(tmp_path):
+    """With the averaged actor each evaluation plays the averaged actor's 2 episodes, then the live actor's (400 env
+    steps each): a signal in the live half of the second one drops both halves, and the resumed run redoes both."""
+    configs = pendulum_configs()
+    configs = dataclasses.replace(configs, agent=dataclasses.replace(configs.agent, actor_average=0.05))
+    Trainer(configs, tmp_path / "reference").run()
+    summary = run_with_a_signal_at_eval_step(configs, tmp_path / "run", 800 + 400 + 100)
+    assert (summary.interrupted, summary.env_steps) == ("SIGTERM", 800)
+    assert eval_scores(tmp_path / "run").keys() == {400}
+    gc.collect()
+    resumed = Trainer(configs, tmp_path / "run")
+    resumed.restore()
+    assert resumed.run().interrupted is None
+    reference = (tmp_path / "reference" / "metrics.csv").read_text()
+    assert (tmp_path / "run" / "metrics.csv").read_text() == reference
+    assert reference.count("\neval_live,") == 2
