@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "polyak.checkpoint"),
     # building blocks of an agent and a run
     ("polyak.networks", "polyak.sale", "polyak.ensemble", "polyak.modes", "polyak.optim", "polyak.noise",
-     "polyak.normalization", "polyak.replay", "polyak.logger", "polyak.evaluator", "polyak.policy",
+     "polyak.averaging", "polyak.normalization", "polyak.replay", "polyak.logger", "polyak.evaluator", "polyak.policy",
      "polyak.explorer"),
     # one module per learning algorithm
     ("polyak.algorithms",),
