@@ -23,11 +23,11 @@ Writes ``benchmarks/results/actor_average/<task stem>_seed_<seed>.json`` and, wi
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,33 +36,21 @@ import torch
 from common import code_commit, cpu_kind, load_average, machine_info, read_metrics
 from suite import EVAL_EPISODES, TASKS, config_file, cpu_seconds, stability_ratio
 
+from polyak.averaging import ActorAverage
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "actor_average"
 TAUS = (0.01, 0.002, 0.0005)  # per actor update: horizons of 100, 500 and 2,000 actor updates (x3 env steps)
 ROW = "polyak_crossq_sac"
 
 
-class ActorAverage:
-    """An exponential moving average of an actor's parameters and floating-point buffers (BatchRenorm's running
-    statistics); integer buffers are copied."""
-
-    def __init__(self, actor: torch.nn.Module, tau: float) -> None:
-        self.tau = tau
-        self.actor = copy.deepcopy(actor).eval().requires_grad_(False)
-
+def greedy(average: ActorAverage) -> Callable[[np.ndarray], np.ndarray]:
+    """The averaged actor as an acting policy for the evaluator."""
     @torch.no_grad()
-    def update(self, actor: torch.nn.Module) -> None:
-        for average, live in zip(self.actor.parameters(), actor.parameters(), strict=True):
-            average.lerp_(live, self.tau)
-        for average, live in zip(self.actor.buffers(), actor.buffers(), strict=True):
-            if average.is_floating_point():
-                average.lerp_(live, self.tau)
-            else:
-                average.copy_(live)
+    def act(obs: np.ndarray) -> np.ndarray:
+        return average.actor(torch.as_tensor(obs, dtype=torch.float32)).numpy().astype(np.float64)
 
-    @torch.no_grad()
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        return self.actor(torch.as_tensor(obs, dtype=torch.float32)).numpy().astype(np.float64)
+    return act
 
 
 def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None) -> dict[str, Any]:
@@ -91,9 +79,9 @@ def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = No
         trainer = holder["trainer"]
         index = len(trainer.progress.eval_scores) - 1  # the live actor's start states
         for average in averages:
-            scores[average.tau].append(trainer.evaluator.evaluate(average.act, index))
+            scores[average.rate].append(trainer.evaluator.evaluate(greedy(average), index))
         print(f"{env_steps}: live {score:.1f}, "
-              + ", ".join(f"tau {a.tau:g} {scores[a.tau][-1]:.1f}" for a in averages), flush=True)
+              + ", ".join(f"tau {a.rate:g} {scores[a.rate][-1]:.1f}" for a in averages), flush=True)
 
     trainer, _ = open_trainer(plan, on_evaluation)
     holder["trainer"] = trainer
