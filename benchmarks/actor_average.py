@@ -94,7 +94,7 @@ def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = No
         result = live_update(batch)
         if learner.updates % delay == 0:  # the actor stepped
             for average in averages:
-                average.update(learner.actor)
+                average.update(learner.actor, learner.updates // delay)
         return result
 
     learner.update = update

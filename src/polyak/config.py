@@ -323,9 +323,11 @@ class AgentConfig(_Validated):
     minimum (``min``, CrossQ-TD3).
 
     ``actor_average``: evaluate and ship an exponential moving average of the actor's weights instead of the live
-    actor (:mod:`polyak.averaging`; Polyak and Juditsky 1992): ``average += actor_average * (actor - average)``
-    after each actor update, so about the last ``1 / actor_average`` actor updates weigh in. Exploration and
-    learning keep the live actor; training is unchanged. None: off.
+    actor (:mod:`polyak.averaging`; Polyak and Juditsky 1992): ``average += rate * (actor - average)`` after each
+    actor update, so about the last ``1 / actor_average`` actor updates weigh in; the rate starts at 0.9 and decays
+    to ``actor_average`` (``max(actor_average, 9 / (9 + n))`` at the ``n``-th, TensorFlow's warm-up), so a short
+    run's average is not left behind its actor. Exploration and learning keep the live actor; training is
+    unchanged. None: off.
 
     ``device='auto'`` learns on CUDA when available. ``compile`` wraps the loss computations
     (forward and backward) in ``torch.compile`` (CUDA: mode ``reduce-overhead``, i.e. CUDA graphs);

@@ -41,14 +41,52 @@ def test_one_step_moves_a_quarter_of_the_way_and_copies_integer_buffers():
         live.linear.bias.fill_(3.0)  # -1 + 0.25 * (3 + 1) = 0
         live.running.fill_(10.0)  # 2 + 0.25 * 8 = 4
         live.steps.fill_(7)
-    average.update(live)
+    average.update(live, count=100)  # past the warm-up: 9 / (9 + 100) < 0.25
     assert average.actor.linear.weight.item() == pytest.approx(2.0)
     assert average.actor.linear.bias.item() == pytest.approx(0.0)
     assert average.actor.running.item() == pytest.approx(4.0)
     assert average.actor.steps.item() == 7
-    average.update(live)  # 2 + 0.25 * 3 = 2.75: geometric approach to the live weight
+    average.update(live, count=101)  # 2 + 0.25 * 3 = 2.75: geometric approach to the live weight
     assert average.actor.linear.weight.item() == pytest.approx(2.75)
     assert not any(p.requires_grad for p in average.actor.parameters()) and not average.actor.training
+
+
+def test_the_rate_starts_high_and_decays_to_the_configured_one():
+    average = ActorAverage(Tiny(), rate=0.002)
+    assert average.rate_at(1) == pytest.approx(0.9)  # TensorFlow's cap (1 + 0) / (10 + 0) = 0.1 on the decay
+    assert average.rate_at(2) == pytest.approx(9 / 11)
+    assert average.rate_at(1667) == pytest.approx(9 / 1676)
+    assert average.rate_at(4490) > 0.002 and average.rate_at(4491) == pytest.approx(0.002)
+    assert average.rate_at(10**6) == 0.002
+    live = Tiny()
+    with torch.no_grad():
+        live.linear.bias.fill_(0.0)
+    average = ActorAverage(live, rate=0.002)
+    with torch.no_grad():
+        live.linear.bias.fill_(10.0)
+    average.update(live, count=1)  # 0 + 0.9 * 10
+    assert average.actor.linear.bias.item() == pytest.approx(9.0)
+
+
+def test_the_warm_up_is_forgotten_long_before_a_suite_run_ends():
+    """A 100k-step run of the recommended config steps its actor 31,666 times; by 20,000 the warmed-up average
+    equals the plain one to float32 precision, so the warm-up changes only early evaluations."""
+    torch.manual_seed(0)
+    live = nn.Linear(8, 8)
+    warmed, plain = ActorAverage(live, 0.002), ActorAverage(live, 0.002)
+    plain.rate_at = lambda count: 0.002  # type: ignore[method-assign]
+    gaps = {}
+    for count in range(1, 20_001):
+        with torch.no_grad():
+            for parameter in live.parameters():
+                parameter.add_(torch.randn_like(parameter), alpha=0.01)  # a random walk of the live weights
+        warmed.update(live, count)
+        plain.update(live, count)
+        if count in (1000, 20_000):
+            gaps[count] = max((a - b).abs().max().item()
+                              for a, b in zip(warmed.actor.parameters(), plain.actor.parameters(), strict=True))
+    assert gaps[1000] > 0.05  # early on the two differ
+    assert gaps[20_000] < 1e-6
 
 
 def _agent(algorithm: str, actor_average: float | None, **agent_settings) -> Agent:
@@ -83,7 +121,8 @@ def test_the_average_follows_each_actor_update_and_training_is_unchanged(algorit
         after = _state(averaged.learner.actor)
         if any(not torch.equal(before[k], after[k]) for k in after if after[k].is_floating_point()):
             assert averaged.learner.updates % delay == 0
-            reference = {k: (v + rate * (after[k] - v)) if v.is_floating_point() else after[k].clone()
+            step = max(rate, 9 / (9 + averaged.learner.updates // delay))  # the warm-up: 0.9, 9/11, ...
+            reference = {k: (v + step * (after[k] - v)) if v.is_floating_point() else after[k].clone()
                          for k, v in reference.items()}
     for key, value in averaged.learner.actor_average.actor.state_dict().items():
         torch.testing.assert_close(value, reference[key], rtol=1e-6, atol=1e-7)
