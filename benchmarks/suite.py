@@ -406,6 +406,8 @@ def collect() -> dict[str, Any]:
                 "load_average_before": [r["load_average"]["before"] for r in runs],
                 "cpu_kinds": [cpu_kind(r["machine"]) for r in runs],
                 "settings": runs[0]["settings"],
+                **({"live_eval_returns": [r["live_eval_returns"] for r in runs]}
+                   if all("live_eval_returns" in r for r in runs) else {}),
             }
             commits.update(r["code_commit"]["commit"] for r in runs)
             every_run.extend(runs)
@@ -791,6 +793,7 @@ def suite_statistics(suite: dict[str, Any]) -> dict[str, Any]:
         "normalized_iqm": {row: normalized_iqm(suite, row) for row in ROWS if tasks_with_runs(suite, row)},
         "probability_of_improvement": probability_of_improvement(suite, RECOMMENDED_ROW, BASELINE_ROW),
         "recommendation": recommendation(suite),
+        "averaged_against_live": averaged_against_live(suite),
     }
 
 
@@ -863,7 +866,45 @@ def statistics_markdown(stats: dict[str, Any]) -> str:
         lines += ["", f"Probability of improvement of {poi['row']} (the recommended row) over {poi['over']} "
                   f"(rliable, final returns): {poi['probability']:.2f} "
                   f"{interval_text(poi['ci'], 2)}, on {', '.join(poi['tasks'])} (seeds per task: {seeds})."]
-    return "\n".join(lines + recommendation_markdown(stats["recommendation"])) + "\n"
+    return "\n".join(lines + recommendation_markdown(stats["recommendation"])
+                     + averaged_against_live_markdown(stats["averaged_against_live"])) + "\n"
+
+
+def averaged_against_live(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per run of ``RECOMMENDED_ROW`` that scored both policies: the final return, the mean of the last five
+    evaluations and the stability of its averaged actor and of its live actor (the same training, the same start
+    states), task by task in seed order."""
+    runs = []
+    for task, entry in suite["tasks"].items():
+        data = entry["rows"].get(RECOMMENDED_ROW, {})
+        for seed, curve, live in zip(data.get("seeds", []), data.get("eval_returns", []),
+                                     data.get("live_eval_returns", []), strict=False):
+            runs.append({"task": task, "seed": seed, **{
+                f"{prefix}{name}": value for prefix, values in (("", curve), ("live_", live)) for name, value in (
+                    ("final", values[-1]), ("last5", statistics.mean(values[-5:])),
+                    ("stability", stability_ratio([values])))}})
+    return runs
+
+
+def averaged_against_live_markdown(runs: list[dict[str, Any]]) -> list[str]:
+    """suite.md's section comparing the shipped row's two policies run by run."""
+    lines = ["", f"## The averaged actor against the live actor, per {RECOMMENDED_ROW} run", "",
+             f"Each {RECOMMENDED_ROW} run evaluates its averaged actor (`AgentConfig.actor_average`) and its live "
+             f"actor on the same start states; the live actor's curve is that seed's {LIVE_ROWS[RECOMMENDED_ROW]} run "
+             "when that row had none. Stability: the mean of the last five evaluations over the best.", ""]
+    if not runs:
+        return [*lines, "No run yet."]
+    lines += ["| task | seed | final: averaged, live | last five: averaged, live | stability: averaged, live |",
+              "| --- | --- | --- | --- | --- |"]
+    for run in runs:
+        stability = ", ".join("n/a" if run[key] is None else f"{run[key]:.2f}"
+                              for key in ("stability", "live_stability"))
+        lines.append(f"| {run['task']} | {run['seed']} | {run['final']:,.1f}, {run['live_final']:,.1f} | "
+                     f"{run['last5']:,.1f}, {run['live_last5']:,.1f} | {stability} |")
+    higher = sum(run["final"] > run["live_final"] for run in runs)
+    steadier = sum(run["last5"] > run["live_last5"] for run in runs)
+    return [*lines, "", f"The averaged actor ended higher on {higher} of {len(runs)} runs and had the higher mean of "
+                        f"the last five evaluations on {steadier} of {len(runs)}."]
 
 
 def recommendation_markdown(rule: dict[str, Any]) -> list[str]:

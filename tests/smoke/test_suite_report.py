@@ -300,3 +300,31 @@ def test_a_task_with_one_seed_does_not_cut_the_cross_task_statistics_to_one_seed
     assert poi["seeds_per_task"] == {RECOMMENDED: 3, "sb3_crossq": 3} and poi["probability"] == pytest.approx(0.5)
     only_one = synthetic({"Walker2d-v5": {RECOMMENDED: one}, "Ant-v5": {RECOMMENDED: one}})
     assert suite.tasks_with_runs(only_one, RECOMMENDED) == ["Walker2d-v5", "Ant-v5"]  # none has 3: all with runs
+
+
+def test_the_averaged_actor_is_set_beside_the_live_actor_run_by_run():
+    curves = [[100.0, 300.0, 300.0, 300.0, 300.0, 400.0], [100.0, 200.0, 600.0, 500.0, 500.0, 500.0]]
+    live = [[100.0, 500.0, 100.0, 100.0, 100.0, 100.0], [100.0, 200.0, 600.0, 600.0, 600.0, 600.0]]
+    report = {"tasks": {"Hopper-v5": {"rows": {RECOMMENDED: {"seeds": [0, 2], "eval_returns": curves,
+                                                             "live_eval_returns": live}}},
+                        "Walker2d-v5": {"rows": {RECOMMENDED: {"seeds": [1], "eval_returns": [curves[0]]}}}}}
+    runs = suite.averaged_against_live(report)
+    assert [(run["task"], run["seed"]) for run in runs] == [("Hopper-v5", 0), ("Hopper-v5", 2)]  # Walker: no live
+    first = runs[0]
+    assert (first["final"], first["live_final"]) == (400.0, 100.0)
+    assert first["last5"] == pytest.approx(320.0) and first["live_last5"] == pytest.approx(180.0)
+    assert first["stability"] == pytest.approx(0.8) and first["live_stability"] == pytest.approx(180.0 / 500.0)
+    text = "\n".join(suite.averaged_against_live_markdown(runs))
+    assert "| Hopper-v5 | 0 | 400.0, 100.0 | 320.0, 180.0 | 0.80, 0.36 |" in text
+    assert "ended higher on 1 of 2 runs" in text and "last five evaluations on 1 of 2" in text
+
+
+def test_the_committed_recommended_runs_carry_both_curves(committed):
+    report, stats = committed
+    runs = stats["averaged_against_live"]
+    recorded = sum(len(entry["rows"].get(RECOMMENDED, {}).get("seeds", [])) for entry in report["tasks"].values())
+    assert recorded and len(runs) == recorded  # every run of the shipped row scored its live actor too
+    for run in runs:
+        live = json.loads(suite.result_path(run["task"], suite.LIVE_ROWS[RECOMMENDED], run["seed"]).read_text())
+        if "from_run" in live:  # the live row's file is this run's live curve
+            assert live["final_return"] == run["live_final"]
