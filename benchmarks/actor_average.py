@@ -88,13 +88,14 @@ def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = No
     assert trainer.normalizer is None, "the averages act on raw observations"
     learner = trainer.learner
     averages.extend(ActorAverage(learner.actor, tau) for tau in taus)
-    live_update, delay = learner.update, plan.configs.agent.policy_delay
+    live_update = learner.update
 
     def update(batch: Any) -> Any:
+        actor_updates = learner.actor_updates
         result = live_update(batch)
-        if learner.updates % delay == 0:  # the actor stepped
+        if learner.actor_updates > actor_updates:
             for average in averages:
-                average.update(learner.actor, learner.updates // delay)
+                average.update(learner.actor, learner.actor_updates)
         return result
 
     learner.update = update

@@ -102,8 +102,10 @@ def test_policy_delay_skips_actor_updates():
     before = _params(agent.learner.actor)
     agent.learner.update(make_batch(0))
     assert _same(before, _params(agent.learner.actor))
+    assert agent.learner.actor_updates == 0
     agent.learner.update(make_batch(1))
     assert not _same(before, _params(agent.learner.actor))
+    assert agent.learner.actor_updates == 1
 
 
 def test_state_dict_round_trip_continues_identically():

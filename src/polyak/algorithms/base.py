@@ -181,9 +181,10 @@ class ActorCritic:
     def _actor_stepped(self) -> None:
         """After every actor update: the averaged actor follows (``AgentConfig.actor_average``)."""
         if self.actor_average is not None:
-            self.actor_average.update(self.actor, self._actor_updates())
+            self.actor_average.update(self.actor, self.actor_updates)
 
-    def _actor_updates(self) -> int:
+    @property
+    def actor_updates(self) -> int:
         """How many times the actor has stepped: every ``policy_delay``-th update (SAC: every update)."""
         return self.updates // self.config.policy_delay
 
