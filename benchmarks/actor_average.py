@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import torch
 from common import code_commit, cpu_kind, load_average, machine_info, read_metrics
-from suite import EVAL_EPISODES, TASKS, config_file, cpu_seconds, stability_ratio
+from suite import EVAL_EPISODES, TASKS, config_file, cpu_seconds
+from suite_stats import stability_ratio
 
 from polyak.averaging import ActorAverage
 

@@ -1,6 +1,7 @@
-"""benchmarks/suite.py's report, built from the committed run files: the schema the suite issue gives
-(``tasks -> rows -> seeds, final_returns, eval_steps, eval_returns, env_steps_per_s``, one ``machine`` object,
-one ``code_commit``), and each seed's final return is its last evaluation at the task's budget."""
+"""benchmarks/suite.py's report (suite_report.py, with suite_stats.py's statistics), built from the committed run
+files: the schema the suite issue gives (``tasks -> rows -> seeds, final_returns, eval_steps, eval_returns,
+env_steps_per_s``, one ``machine`` object, one ``code_commit``), and each seed's final return is its last evaluation
+at the task's budget."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from tests.smoke.cli_helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 suite = pytest.importorskip("suite")
+suite_report = pytest.importorskip("suite_report")
+suite_stats = pytest.importorskip("suite_stats")
 
 
 def test_the_suite_report_follows_the_issue_schema_and_its_finals_are_last_evaluations():
-    report = suite.collect()
+    report = suite_report.collect()
     assert isinstance(report["machine"], dict) and report["machine"]
     assert isinstance(report["code_commit"], str) and report["code_commit"] in report["run_code_commits"]
     rows_seen = 0
@@ -36,8 +39,8 @@ def test_the_suite_report_follows_the_issue_schema_and_its_finals_are_last_evalu
 
 
 def test_the_markdown_table_has_a_line_per_task():
-    report = suite.collect()
-    table = suite.markdown_table(report).splitlines()
+    report = suite_report.collect()
+    table = suite_report.markdown_table(report).splitlines()
     assert len(table) == 2 + len(suite.TASKS)
     for task in suite.TASKS:
         assert any(line.startswith(f"| {task} |") for line in table)
@@ -52,8 +55,8 @@ scipy_stats = pytest.importorskip("scipy.stats")
 @pytest.fixture(scope="module")
 def committed() -> tuple[dict, dict]:
     pytest.importorskip("rliable")
-    report = suite.collect()
-    return report, suite.suite_statistics(report)
+    report = suite_report.collect()
+    return report, suite_stats.suite_statistics(report)
 
 
 RECOMMENDED = suite.RECOMMENDED_ROW
@@ -90,7 +93,7 @@ def test_a_rows_statistics_match_numpy_on_the_committed_hopper_runs(committed):
 def test_the_iqm_of_five_seeds_is_the_mean_of_the_middle_three():
     pytest.importorskip("rliable")
     finals = [10.0, -400.0, 30.0, 20.0, 900.0]
-    row = suite.row_statistics(suite.RECOMMENDED_ROW, {"final_returns": finals,
+    row = suite_stats.row_statistics(suite.RECOMMENDED_ROW, {"final_returns": finals,
                                                        "eval_returns": [[x] for x in finals]})
     assert row["iqm_final_return"] == pytest.approx(20.0)  # mean of 10, 20, 30
     assert row["mean_final_return"] == pytest.approx(np.mean(finals))
@@ -103,15 +106,15 @@ def test_the_bootstrap_is_reproducible_and_leaves_numpys_global_rng_alone():
     scores = [[1.0], [5.0], [2.0], [8.0]]
     np.random.seed(123)
     state = np.random.get_state()[1].copy()
-    first = suite.iqm_interval(scores)
+    first = suite_stats.iqm_interval(scores)
     assert np.array_equal(np.random.get_state()[1], state)
-    assert suite.iqm_interval(scores) == first
+    assert suite_stats.iqm_interval(scores) == first
 
 
 def test_the_normalized_iqm_pools_the_tasks_and_matches_a_hand_computation(committed):
     report, stats = committed
     entry = stats["normalized_iqm"]["polyak_crossq"]
-    assert entry["tasks"] == suite.tasks_with_runs(report, "polyak_crossq")
+    assert entry["tasks"] == suite_stats.tasks_with_runs(report, "polyak_crossq")
     assert {"HalfCheetah-v5", "Hopper-v5"} <= set(entry["tasks"])
     pooled = []
     for task in entry["tasks"]:
@@ -128,7 +131,7 @@ def test_the_probability_of_improvement_matches_pairwise_counts_and_is_a_half_ov
     report, stats = committed
     assert (stats["probability_of_improvement"]["row"], stats["probability_of_improvement"]["over"]) == (
         suite.RECOMMENDED_ROW, suite.BASELINE_ROW)
-    poi = suite.probability_of_improvement(report, "polyak_crossq_sac", suite.BASELINE_ROW)  # both have runs
+    poi = suite_stats.probability_of_improvement(report, "polyak_crossq_sac", suite.BASELINE_ROW)  # both have runs
     assert poi["tasks"]
 
     def finals(task: str, row: str) -> list[float]:  # the lowest seeds, as many on every task
@@ -137,7 +140,7 @@ def test_the_probability_of_improvement_matches_pairwise_counts_and_is_a_half_ov
     by_hand = np.mean([pairwise_improvement(finals(t, poi["row"]), finals(t, poi["over"])) for t in poi["tasks"]])
     assert poi["probability"] == pytest.approx(by_hand)
     assert poi["ci"][0] <= poi["probability"] <= poi["ci"][1]
-    itself = suite.probability_of_improvement(report, "polyak_td3", "polyak_td3")
+    itself = suite_stats.probability_of_improvement(report, "polyak_td3", "polyak_td3")
     assert itself["probability"] == 0.5 and itself["ci"][0] <= 0.5 <= itself["ci"][1]
 
 
@@ -146,7 +149,7 @@ def test_missing_runs_restrict_the_cross_task_statistics_to_the_tasks_that_have_
     report = synthetic({"HalfCheetah-v5": {"sb3_crossq": [1000.0, 2000.0, 3000.0]},
                         "Hopper-v5": {RECOMMENDED: [300.0, 400.0, 500.0, 600.0, 700.0],
                                       "sb3_crossq": [100.0, 200.0, 350.0]}})
-    stats = suite.suite_statistics(report)
+    stats = suite_stats.suite_statistics(report)
     poi = stats["probability_of_improvement"]
     assert poi["tasks"] == ["Hopper-v5"] and poi["seeds_per_task"] == {RECOMMENDED: 5, "sb3_crossq": 3}
     assert poi["probability"] == pytest.approx(pairwise_improvement([300, 400, 500, 600, 700], [100, 200, 350]))
@@ -158,57 +161,58 @@ def test_missing_runs_restrict_the_cross_task_statistics_to_the_tasks_that_have_
     assert hopper["best_polyak_row"]["row"] == RECOMMENDED
     assert hopper["best_polyak_row"]["vs_crossq_paper"] == pytest.approx(500.0 / 2_764 - 1)
     assert "polyak_td3" in hopper["rows_without_runs"]
-    text = suite.statistics_markdown(stats)
+    text = suite_report.statistics_markdown(stats)
     assert "| Walker2d-v5 | no runs yet |" in text and "| Hopper-v5 | sb3_crossq | 3 of 5 |" in text
     assert f"| Hopper-v5 | {RECOMMENDED} | 5 |" in text
-    only_one = suite.suite_statistics(synthetic({"Hopper-v5": {RECOMMENDED: [1.0, 2.0]}}))
+    only_one = suite_stats.suite_statistics(synthetic({"Hopper-v5": {RECOMMENDED: [1.0, 2.0]}}))
     assert only_one["probability_of_improvement"]["probability"] is None
-    assert "no task has runs of both" in suite.statistics_markdown(only_one)
+    assert "no task has runs of both" in suite_report.statistics_markdown(only_one)
 
 
 def test_the_stability_ratio_by_hand():
     # seed 0: last five 1,2,3,4,5 (mean 3) over a best of 6; seed 1 ends at its best: (0.5 + 1.0) / 2
-    assert suite.stability_ratio([[6.0, 1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 2.0]]) == pytest.approx(0.75)
-    assert suite.stability_ratio([[-5.0, -1.0]]) is None  # no positive best: the ratio means nothing
+    assert suite_stats.stability_ratio([[6.0, 1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 2.0]]) == pytest.approx(0.75)
+    assert suite_stats.stability_ratio([[-5.0, -1.0]]) is None  # no positive best: the ratio means nothing
 
 
 def test_the_recommendation_picks_the_highest_iqm_and_flags_a_pick_that_falls_from_its_best():
     pytest.importorskip("rliable")
+    candidates = suite_stats.CANDIDATE_ROWS
     tasks = {}
     for task, scale in (("HalfCheetah-v5", 10.0), ("Hopper-v5", 1.0)):
         rows = {}
-        for rank, row in enumerate(suite.CANDIDATE_ROWS):
+        for rank, row in enumerate(candidates):
             finals = [scale * (1000.0 + 100 * rank + seed) for seed in range(3)]
             # the best-scoring candidate reached twice its final five evaluations before the end
-            curves = [[2 * x if row == suite.CANDIDATE_ROWS[-1] else x, *[x] * 5] for x in finals]
+            curves = [[2 * x if row == candidates[-1] else x, *[x] * 5] for x in finals]
             rows[row] = {"final_returns": finals, "eval_returns": curves, "cpu_seconds": [600.0, 1200.0, None]}
         tasks[task] = {"budget": 50_000, "rows": rows}
-    rule = suite.recommendation({"tasks": tasks})
-    assert rule["tasks"] == ["HalfCheetah-v5", "Hopper-v5"] and rule["pick"] == suite.CANDIDATE_ROWS[-1]
+    rule = suite_stats.recommendation({"tasks": tasks})
+    assert rule["tasks"] == ["HalfCheetah-v5", "Hopper-v5"] and rule["pick"] == candidates[-1]
     assert rule["pick_is_stable"] is False and rule["rows"][rule["pick"]]["lowest_stability"] == pytest.approx(0.5)
-    assert rule["rows"][suite.CANDIDATE_ROWS[0]]["lowest_stability"] == pytest.approx(1.0)
-    assert rule["rows"][suite.CANDIDATE_ROWS[0]]["cpu_minutes_per_100k"] == pytest.approx(30.0)  # 10 or 20 per 50k
+    assert rule["rows"][candidates[0]]["lowest_stability"] == pytest.approx(1.0)
+    assert rule["rows"][candidates[0]]["cpu_minutes_per_100k"] == pytest.approx(30.0)  # 10 or 20 per 50k
     assert suite.BASELINE_ROW not in rule["rows"]  # no baseline runs: not listed
     assert RECOMMENDED not in rule["rows"] and rule["shipped_is_stable"] is None
-    text = "\n".join(suite.recommendation_markdown(rule))
-    assert f"picks **{suite.CANDIDATE_ROWS[-1]}**" in text and "still fall from their best" in text
+    text = "\n".join(suite_report.recommendation_markdown(rule))
+    assert f"picks **{candidates[-1]}**" in text and "still fall from their best" in text
     assert "no runs on all of these tasks yet" in text
     for task, scale in (("HalfCheetah-v5", 10.0), ("Hopper-v5", 1.0)):  # the shipped row ends at its best
         finals = [scale * 1500.0] * 3
         tasks[task]["rows"][RECOMMENDED] = {"final_returns": finals, "eval_returns": [[x] * 6 for x in finals],
                                             "cpu_seconds": [600.0] * 3}
-    rule = suite.recommendation({"tasks": tasks})
-    assert rule["pick"] == suite.CANDIDATE_ROWS[-1] and rule["shipped_is_stable"] is True
+    rule = suite_stats.recommendation({"tasks": tasks})
+    assert rule["pick"] == candidates[-1] and rule["shipped_is_stable"] is True
     assert not rule["rows"][RECOMMENDED]["candidate"]
-    text = "\n".join(suite.recommendation_markdown(rule))
+    text = "\n".join(suite_report.recommendation_markdown(rule))
     assert f"| {RECOMMENDED} (shipped) |" in text and "keep what they reached (lowest stability 1.00)" in text
-    del tasks["Hopper-v5"]["rows"][suite.CANDIDATE_ROWS[0]]  # a candidate missing on a task: it leaves the comparison
-    assert suite.recommendation({"tasks": tasks})["tasks"] == ["HalfCheetah-v5"]
+    del tasks["Hopper-v5"]["rows"][candidates[0]]  # a candidate missing on a task: it leaves the comparison
+    assert suite_stats.recommendation({"tasks": tasks})["tasks"] == ["HalfCheetah-v5"]
 
 
 def test_the_markdown_has_a_statistics_line_per_task_and_row_with_runs(committed):
     report, stats = committed
-    text = suite.statistics_markdown(stats)
+    text = suite_report.statistics_markdown(stats)
     tasks_with_rows = [t for t in suite.SAMPLE_EFFICIENCY_TASKS if report["tasks"][t]["rows"]]
     assert {"HalfCheetah-v5", "Hopper-v5"} <= set(tasks_with_rows)
     for task in tasks_with_rows:
@@ -221,7 +225,7 @@ def test_the_markdown_has_a_statistics_line_per_task_and_row_with_runs(committed
 def test_the_learning_curve_interval_brackets_the_mean():
     pytest.importorskip("rliable")
     curves = np.array([[0.0, 10.0, 20.0], [0.0, 30.0, 25.0], [0.0, 5.0, 90.0]])
-    mean, low, high = suite.curve_interval(curves)
+    mean, low, high = suite_stats.curve_interval(curves)
     assert np.allclose(mean, curves.mean(axis=0))
     assert np.all(low <= mean) and np.all(mean <= high) and low[0] == high[0] == 0.0
 
@@ -232,7 +236,7 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     (tmp_path / "hopper" / "sb3_td3_seed_1.json").write_text("{}")  # a finished run is not missing
     report = {"tasks": {"Hopper-v5": {"rows": {"sb3_td3": {"cpu_seconds": [600.0, 1200.0, None]}}},
                         "Ant-v5": {"rows": {"sb3_td3": {"cpu_seconds": [3000.0]}}}}}
-    missing = suite.missing_runs(report)
+    missing = suite_report.missing_runs(report)
     asked = sum(suite.seeds_asked(row) for task in suite.SAMPLE_EFFICIENCY_TASKS for row in suite.rows_of(task))
     assert len(missing) == asked - 1
     by_key = {(run["task"], run["row"], run["seed"]): run["cpu_minutes"] for run in missing}
@@ -240,7 +244,7 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     assert by_key[("Hopper-v5", "sb3_td3", 0)] == pytest.approx(15.0)  # median of its task's 10 and 20 minutes
     assert by_key[("Walker2d-v5", "sb3_td3", 0)] == pytest.approx(20.0)  # none there: median of 10, 20 and 50
     assert by_key[("Walker2d-v5", suite.BASELINE_ROW, 4)] is None
-    text = suite.todo_text(missing)
+    text = suite_report.todo_text(missing)
     assert "| Hopper-v5 | sb3_td3 | 0 2 | 15 |" in text and f"{len(missing)} runs missing" in text
     # the rule's pick comes free with the recommended row's runs (their live actor), seeds 0-2 of its 3
     live = suite.LIVE_ROWS[RECOMMENDED]
@@ -248,7 +252,7 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     assert {(run["row"], run["from_row"], run["cpu_minutes"]) for run in shared} == {(live, RECOMMENDED, 0.0)}
     assert len(shared) == len(suite.SAMPLE_EFFICIENCY_TASKS) * suite.seeds_asked(live)
     (tmp_path / "hopper" / f"{RECOMMENDED}_seed_0.json").write_text("{}")  # that run is done: seed 0 is not free
-    hopper_live = {run["seed"]: run["from_row"] for run in suite.missing_runs(report)
+    hopper_live = {run["seed"]: run["from_row"] for run in suite_report.missing_runs(report)
                    if (run["task"], run["row"]) == ("Hopper-v5", live)}
     assert hopper_live == {0: None, 1: RECOMMENDED, 2: RECOMMENDED}
 
@@ -270,23 +274,23 @@ def test_a_recommended_run_writes_its_live_actors_curve_as_the_picks_run_once(tm
 def test_the_readme_table_is_the_one_the_committed_results_give(committed):
     report, _ = committed
     readme = (ROOT / "README.md").read_text()
-    block = readme.split(suite.README_BEGIN, 1)[1].split(suite.README_END, 1)[0]
-    assert block.strip() == suite.readme_table(report).strip(), "run python benchmarks/suite.py --report"
+    block = readme.split(suite_report.README_BEGIN, 1)[1].split(suite_report.README_END, 1)[0]
+    assert block.strip() == suite_report.readme_table(report).strip(), "run python benchmarks/suite.py --report"
 
 
 def test_the_readme_table_is_written_between_its_markers_and_only_there(tmp_path):
     pytest.importorskip("rliable")
     report = synthetic({"Hopper-v5": {RECOMMENDED: [3000.0, 3100.0, 3200.0], "sb3_crossq": [1000.0, 3050.0]}})
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{suite.README_BEGIN}\nstale\n{suite.README_END}\noutro\n")
-    assert suite.write_readme_table(report, readme)
+    readme.write_text(f"intro\n{suite_report.README_BEGIN}\nstale\n{suite_report.README_END}\noutro\n")
+    assert suite_report.write_readme_table(report, readme)
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("outro\n") and "stale" not in text
     assert "| Hopper-v5 | 3,100 (3) [3,000, 3,200] | 2,025 (2) | – |" in text
     assert "| Walker2d-v5 | – | – |" in text
     assert "0.83" in text  # P(3000, 3100 or 3200 beats 1000 or 3050) = 5 of 6 pairs
     readme.write_text("no markers\n")
-    assert not suite.write_readme_table(report, readme) and readme.read_text() == "no markers\n"
+    assert not suite_report.write_readme_table(report, readme) and readme.read_text() == "no markers\n"
 
 
 def test_a_task_with_one_seed_does_not_cut_the_cross_task_statistics_to_one_seed():
@@ -295,11 +299,11 @@ def test_a_task_with_one_seed_does_not_cut_the_cross_task_statistics_to_one_seed
     report = synthetic({"HalfCheetah-v5": {RECOMMENDED: three, "sb3_crossq": three},
                         "Hopper-v5": {RECOMMENDED: three, "sb3_crossq": three},
                         "Walker2d-v5": {RECOMMENDED: one, "sb3_crossq": one}})
-    assert suite.tasks_with_runs(report, RECOMMENDED, "sb3_crossq") == ["HalfCheetah-v5", "Hopper-v5"]
-    poi = suite.probability_of_improvement(report, RECOMMENDED, "sb3_crossq")
+    assert suite_stats.tasks_with_runs(report, RECOMMENDED, "sb3_crossq") == ["HalfCheetah-v5", "Hopper-v5"]
+    poi = suite_stats.probability_of_improvement(report, RECOMMENDED, "sb3_crossq")
     assert poi["seeds_per_task"] == {RECOMMENDED: 3, "sb3_crossq": 3} and poi["probability"] == pytest.approx(0.5)
     only_one = synthetic({"Walker2d-v5": {RECOMMENDED: one}, "Ant-v5": {RECOMMENDED: one}})
-    assert suite.tasks_with_runs(only_one, RECOMMENDED) == ["Walker2d-v5", "Ant-v5"]  # none has 3: all with runs
+    assert suite_stats.tasks_with_runs(only_one, RECOMMENDED) == ["Walker2d-v5", "Ant-v5"]  # none has 3: all with runs
 
 
 def test_the_averaged_actor_is_set_beside_the_live_actor_run_by_run():
@@ -308,13 +312,13 @@ def test_the_averaged_actor_is_set_beside_the_live_actor_run_by_run():
     report = {"tasks": {"Hopper-v5": {"rows": {RECOMMENDED: {"seeds": [0, 2], "eval_returns": curves,
                                                              "live_eval_returns": live}}},
                         "Walker2d-v5": {"rows": {RECOMMENDED: {"seeds": [1], "eval_returns": [curves[0]]}}}}}
-    runs = suite.averaged_against_live(report)
+    runs = suite_stats.averaged_against_live(report)
     assert [(run["task"], run["seed"]) for run in runs] == [("Hopper-v5", 0), ("Hopper-v5", 2)]  # Walker: no live
     first = runs[0]
     assert (first["final"], first["live_final"]) == (400.0, 100.0)
     assert first["last5"] == pytest.approx(320.0) and first["live_last5"] == pytest.approx(180.0)
     assert first["stability"] == pytest.approx(0.8) and first["live_stability"] == pytest.approx(180.0 / 500.0)
-    text = "\n".join(suite.averaged_against_live_markdown(runs))
+    text = "\n".join(suite_report.averaged_against_live_markdown(runs))
     assert "| Hopper-v5 | 0 | 400.0, 100.0 | 320.0, 180.0 | 0.80, 0.36 |" in text
     assert "ended higher on 1 of 2 runs" in text and "last five evaluations on 1 of 2" in text
 
