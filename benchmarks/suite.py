@@ -43,8 +43,7 @@ from typing import Any
 from common import claimed, code_commit, load_average, machine_info, read_metrics, sb3_deterministic_action
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-RUNS = RESULTS / "suite"
+RESULTS = ROOT / "benchmarks" / "results"  # the committed results; --out-dir puts a run's elsewhere
 CONFIGS = ROOT / "configs" / "suite"
 EVAL_EPISODES = 10
 
@@ -139,22 +138,16 @@ def seeds_text(count: int) -> str:
     return f"{count} seed" + ("" if count == 1 else "s")
 
 
-def result_path(task: str, row: str, seed: int) -> Path:
-    return RUNS / TASKS[task].config_stem / f"{row}_seed_{seed}.json"
+def result_path(results: Path, task: str, row: str, seed: int) -> Path:
+    """Where one run's result file lives under a results directory (``RESULTS`` or an ``--out-dir``)."""
+    return results / "suite" / TASKS[task].config_stem / f"{row}_seed_{seed}.json"
 
 
-def use_results_dir(path: Path) -> None:
-    """Keep result files, suite.json, suite.md and the plots under ``path`` instead of benchmarks/results
-    (``--out-dir``: reproduce a row on a fresh clone without touching the committed results)."""
-    global RESULTS, RUNS
-    RESULTS, RUNS = path, path / "suite"
-    RUNS.mkdir(parents=True, exist_ok=True)
-
-
-def runs_to_do(tasks: list[str], rows: list[str], seeds: list[int], force: bool = False) -> list[tuple[str, str, int]]:
-    """The (task, row, seed)s a task runs, less those with a result file unless ``force``."""
+def runs_to_do(results: Path, tasks: list[str], rows: list[str], seeds: list[int],
+               force: bool = False) -> list[tuple[str, str, int]]:
+    """The (task, row, seed)s a task runs, less those with a result file under ``results`` unless ``force``."""
     return [(task, row, seed) for task in tasks for row in rows for seed in seeds
-            if row in rows_of(task) and (force or not result_path(task, row, seed).exists())]
+            if row in rows_of(task) and (force or not result_path(results, task, row, seed).exists())]
 
 
 def config_file(task: str, algo: str) -> Path:
@@ -305,19 +298,20 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_one(task: str, row: str, seed: int, force: bool = False) -> None:
+def run_one(results: Path, task: str, row: str, seed: int, force: bool = False) -> None:
     """Train one (task, row, seed) in this process and write its result file, unless another runner has claimed
     it (two shells, two sittings): then it is skipped, not started again over the other's run directory. A result
     file already there is kept, or with ``force`` replaced when the new run finishes."""
-    path = result_path(task, row, seed)
+    path = result_path(results, task, row, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with claimed(path) as mine:
         if not mine:
             print(f"{task} {row} seed {seed}: another runner is training it; skipped", flush=True)
         elif force or not path.exists():
-            _train_and_write(task, row, seed, path)
+            _train_and_write(results, task, row, seed, path)
 
 
-def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
+def _train_and_write(results: Path, task: str, row: str, seed: int, path: Path) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -341,7 +335,7 @@ def _train_and_write(task: str, row: str, seed: int, path: Path) -> None:
     result["env_steps_per_cpu_s"] = round(spec.budget / max(result["cpu_seconds"], 1e-9), 2)
     write_result(path, result)
     if row in LIVE_ROWS and "live_eval_returns" in result:
-        write_live_result(task, row, seed, result)
+        write_live_result(results, task, row, seed, result)
     print(f"{task} {row} seed {seed}: final {result['final_return']:.1f}, {result['env_steps_per_s']} env steps/s",
           flush=True)
 
@@ -352,11 +346,11 @@ def write_result(path: Path, result: dict[str, Any]) -> None:
     temporary.replace(path)
 
 
-def write_live_result(task: str, row: str, seed: int, result: dict[str, Any]) -> None:
+def write_live_result(results: Path, task: str, row: str, seed: int, result: dict[str, Any]) -> None:
     """The live actor's curve of a ``LIVE_ROWS`` run as that seed's run of the row it trains as, unless that row has
     one (its own run, from another commit, stays); ``from_run`` says where it came from."""
     live_row = LIVE_ROWS[row]
-    path = result_path(task, live_row, seed)
+    path = result_path(results, task, live_row, seed)
     if path.exists():
         return
     with claimed(path) as mine:
@@ -387,18 +381,19 @@ def main() -> None:
                              "benchmarks/results, the committed results)")
     parser.add_argument("--one", nargs=3, metavar=("TASK", "ROW", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    use_results_dir(args.out_dir.resolve())
-    passed = ["--out-dir", str(RESULTS), *(["--force"] if args.force else [])]  # to each --one process
+    results: Path = args.out_dir.resolve()
+    (results / "suite").mkdir(parents=True, exist_ok=True)
+    passed = ["--out-dir", str(results), *(["--force"] if args.force else [])]  # to each --one process
     if args.one:
-        run_one(args.one[0], args.one[1], int(args.one[2]), force=args.force)
+        run_one(results, args.one[0], args.one[1], int(args.one[2]), force=args.force)
         return
     from suite_report import collect, missing_runs, report, todo_text  # imports this module: not at the top
 
     if args.todo:
-        print(todo_text(missing_runs(collect())))
+        print(todo_text(missing_runs(collect(results), results)))
         return
     if not args.report:
-        todo = runs_to_do(args.only, args.rows, args.seeds, args.force)
+        todo = runs_to_do(results, args.only, args.rows, args.seeds, args.force)
         print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
         environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
@@ -411,12 +406,8 @@ def main() -> None:
             failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
         if failed:
             print(f"failed: {failed}", flush=True)
-    print(json.dumps({"tasks": {t: list(e["rows"]) for t, e in report()["tasks"].items()}}))
+    print(json.dumps({"tasks": {t: list(e["rows"]) for t, e in report(results)["tasks"].items()}}))
 
 
 if __name__ == "__main__":
-    # Run as the module ``suite``, the one suite_report reads RESULTS and RUNS from, so that ``--out-dir`` moves them
-    # there too: a script is module ``__main__``, and importing ``suite`` would load a second copy of this file.
-    import suite
-
-    suite.main()
+    main()

@@ -285,7 +285,7 @@ def suite_reference(task: str, seeds: list[int], eval_steps: list[int], curves: 
     """The baseline against the suite's own polyak_ddpg runs of the same config and seeds (prefix of the curve)."""
     matches: dict[str, Any] = {}
     for seed, curve in zip(seeds, curves, strict=True):
-        path = result_path(task, "polyak_ddpg", seed)
+        path = result_path(RESULTS, task, "polyak_ddpg", seed)
         if not path.exists():
             continue
         other = json.loads(path.read_text())

@@ -4,14 +4,14 @@ intervals and the return against wall time, and across tasks the normalized IQMs
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-import suite as suite_module  # RESULTS read at each call: ``use_results_dir`` (``--out-dir``) rebinds it
 from suite import EVAL_EPISODES, ROWS, SAMPLE_EFFICIENCY_TASKS, TASKS, seeds_text
 from suite_stats import CANDIDATE_ROWS, bootstrap, curve_interval, final_matrix, iqm_interval, tasks_with_runs
 
 
-def plot(suite: dict[str, Any]) -> None:
+def plot(suite: dict[str, Any], results: Path) -> None:
     """Per task, each row's mean learning curve over seeds with a shaded 95% bootstrap interval of that mean at every
     evaluation (``curve_interval``), the seed count in the legend."""
     import matplotlib
@@ -37,11 +37,11 @@ def plot(suite: dict[str, Any]) -> None:
         axes.legend(fontsize=8)
         axes.grid(alpha=0.3)
         figure.tight_layout()
-        figure.savefig(suite_module.RESULTS / f"suite_{TASKS[task].config_stem}.png", dpi=100)
+        figure.savefig(results / f"suite_{TASKS[task].config_stem}.png", dpi=100)
         plt.close(figure)
 
 
-def plot_aggregate(suite: dict[str, Any]) -> None:
+def plot_aggregate(suite: dict[str, Any], results: Path) -> None:
     """suite_aggregate.png, on the tasks where every candidate of the recommendation has runs, for each row with runs
     on all of them: the IQM of normalized final returns with its 95% interval, and the performance profile (the
     fraction of runs whose normalized final return exceeds tau, Agarwal et al. 2021) with its 95% band; both with
@@ -73,7 +73,7 @@ def plot_aggregate(suite: dict[str, Any]) -> None:
         axes.grid(alpha=0.3)
     profiles.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(suite_module.RESULTS / "suite_aggregate.png", dpi=100)
+    figure.savefig(results / "suite_aggregate.png", dpi=100)
     plt.close(figure)
 
 
@@ -87,7 +87,7 @@ def eval_minutes(data: dict[str, Any], seed_index: int) -> list[float]:
     return [data["wall_seconds"][seed_index] * steps / budget / 60 for steps in data["eval_steps"]]
 
 
-def plot_wall_time(suite: dict[str, Any]) -> None:
+def plot_wall_time(suite: dict[str, Any], results: Path) -> None:
     """Return against wall minutes (one torch thread per run) on the sample-efficiency tasks."""
     import matplotlib
 
@@ -112,5 +112,5 @@ def plot_wall_time(suite: dict[str, Any]) -> None:
         axes.legend(fontsize=8)
         axes.grid(alpha=0.3)
         figure.tight_layout()
-        figure.savefig(suite_module.RESULTS / f"suite_{TASKS[task].config_stem}_wall.png", dpi=100)
+        figure.savefig(results / f"suite_{TASKS[task].config_stem}_wall.png", dpi=100)
         plt.close(figure)

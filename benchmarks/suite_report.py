@@ -9,7 +9,6 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-import suite as suite_module  # RESULTS and RUNS read at each call: ``use_results_dir`` (``--out-dir``) rebinds them
 from common import cpu_kind, machines_by_kind, newest_commit
 from suite import (
     BASELINE_ROW,
@@ -18,6 +17,7 @@ from suite import (
     LIVE_ROWS,
     PUBLISHED_100K,
     RECOMMENDED_ROW,
+    RESULTS,
     ROOT,
     ROWS,
     SAMPLE_EFFICIENCY_TASKS,
@@ -31,8 +31,8 @@ from suite_plots import plot, plot_aggregate, plot_wall_time
 from suite_stats import iqm_interval, probability_of_improvement, suite_statistics
 
 
-def collect() -> dict[str, Any]:
-    """suite.json from every finished run file."""
+def collect(results: Path) -> dict[str, Any]:
+    """suite.json from every finished run file under ``results``."""
     tasks: dict[str, Any] = {}
     commits: set[str] = set()
     machines: dict[str, Any] = {}
@@ -41,7 +41,7 @@ def collect() -> dict[str, Any]:
         rows: dict[str, Any] = {}
         for row in ROWS:
             runs = sorted((json.loads(p.read_text())
-                           for p in (suite_module.RUNS / spec.config_stem).glob(f"{row}_seed_*.json")),
+                           for p in (results / "suite" / spec.config_stem).glob(f"{row}_seed_*.json")),
                           key=lambda r: r["seed"])
             if not runs:
                 continue
@@ -312,23 +312,25 @@ def write_readme_table(suite: dict[str, Any], readme: Path) -> bool:
     return True
 
 
-def report() -> dict[str, Any]:
-    suite = collect()
+def report(results: Path) -> dict[str, Any]:
+    """suite.json, suite.md and the plots under ``results`` from its run files; the README's table too when they
+    are the committed results."""
+    suite = collect(results)
     suite["statistics"] = suite_statistics(suite)
-    (suite_module.RESULTS / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
-    (suite_module.RESULTS / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite) + "\n"
+    (results / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
+    (results / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite) + "\n"
                                       + statistics_markdown(suite["statistics"]))
-    plot(suite)
-    plot_wall_time(suite)
-    plot_aggregate(suite)
+    plot(suite, results)
+    plot_wall_time(suite, results)
+    plot_aggregate(suite, results)
     # the committed results: keep the README's table in step
-    if suite_module.RESULTS == ROOT / "benchmarks" / "results":
+    if results == RESULTS:
         write_readme_table(suite, ROOT / "README.md")
     print(markdown_table(suite))
     return suite
 
 
-def missing_runs(suite: dict[str, Any]) -> list[dict[str, Any]]:
+def missing_runs(suite: dict[str, Any], results: Path) -> list[dict[str, Any]]:
     """The frontier issue's runs still to do on the locomotion tasks (seeds 0 to ``seeds_asked(row) - 1`` of every
     row the task runs), each with an estimate of its CPU minutes: the median of the row's finished runs on that
     task, else on any locomotion task (for a ``LIVE_ROWS`` row, then its live row's, the same training), else None;
@@ -340,13 +342,14 @@ def missing_runs(suite: dict[str, Any]) -> list[dict[str, Any]]:
     missing = []
     for task in SAMPLE_EFFICIENCY_TASKS:
         for row in rows_of(task):
-            seeds = [seed for seed in range(seeds_asked(row)) if not result_path(task, row, seed).exists()]
+            seeds = [seed for seed in range(seeds_asked(row)) if not result_path(results, task, row, seed).exists()]
             same_training = [row, *([LIVE_ROWS[row]] if row in LIVE_ROWS else [])]  # the live row's runs cost the same
             estimate = next((found for found in (cpu_minutes(name, tasks) for name in same_training
                                                  for tasks in ([task], list(SAMPLE_EFFICIENCY_TASKS))) if found), [])
             for seed in seeds:
                 source = next((source for source, live in LIVE_ROWS.items() if live == row
-                               and seed < seeds_asked(source) and not result_path(task, source, seed).exists()), None)
+                               and seed < seeds_asked(source)
+                               and not result_path(results, task, source, seed).exists()), None)
                 missing.append({"task": task, "row": row, "seed": seed, "from_row": source,
                                 "cpu_minutes": 0.0 if source else statistics.median(estimate) if estimate else None})
     return missing

@@ -20,16 +20,13 @@ suite = pytest.importorskip("suite")
 PENDULUM_ROWS = ["polyak_ddpg", "polyak_td3", "sb3_td3"]  # committed for seeds 0-2
 
 
-def test_suite_reruns_committed_rows_with_force_or_into_another_directory(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(suite, "RESULTS", suite.RESULTS)  # restored after the test
-    monkeypatch.setattr(suite, "RUNS", suite.RUNS)
-    committed = suite.runs_to_do(["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2])
+def test_suite_reruns_committed_rows_with_force_or_into_another_directory(tmp_path: Path) -> None:
+    committed = suite.runs_to_do(suite.RESULTS, ["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2])
     assert committed == []  # the fresh clone's "0 runs to do"
-    assert len(suite.runs_to_do(["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2], force=True)) == 9
-    suite.use_results_dir(tmp_path / "mine")
-    assert suite.result_path("Pendulum-v1", "polyak_td3", 0).is_relative_to(tmp_path / "mine")
-    assert len(suite.runs_to_do(["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2])) == 9
+    assert len(suite.runs_to_do(suite.RESULTS, ["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2], force=True)) == 9
+    mine = tmp_path / "mine"
+    assert suite.result_path(mine, "Pendulum-v1", "polyak_td3", 0).is_relative_to(mine)
+    assert len(suite.runs_to_do(mine, ["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2])) == 9
 
 
 def test_suite_help_names_force_and_out_dir() -> None:

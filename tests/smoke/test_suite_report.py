@@ -19,7 +19,7 @@ suite_stats = pytest.importorskip("suite_stats")
 
 
 def test_the_suite_report_follows_the_issue_schema_and_its_finals_are_last_evaluations():
-    report = suite_report.collect()
+    report = suite_report.collect(suite.RESULTS)
     assert isinstance(report["machine"], dict) and report["machine"]
     assert isinstance(report["code_commit"], str) and report["code_commit"] in report["run_code_commits"]
     rows_seen = 0
@@ -39,7 +39,7 @@ def test_the_suite_report_follows_the_issue_schema_and_its_finals_are_last_evalu
 
 
 def test_the_markdown_table_has_a_line_per_task():
-    report = suite_report.collect()
+    report = suite_report.collect(suite.RESULTS)
     table = suite_report.markdown_table(report).splitlines()
     assert len(table) == 2 + len(suite.TASKS)
     for task in suite.TASKS:
@@ -55,7 +55,7 @@ scipy_stats = pytest.importorskip("scipy.stats")
 @pytest.fixture(scope="module")
 def committed() -> tuple[dict, dict]:
     pytest.importorskip("rliable")
-    report = suite_report.collect()
+    report = suite_report.collect(suite.RESULTS)
     return report, suite_stats.suite_statistics(report)
 
 
@@ -230,13 +230,12 @@ def test_the_learning_curve_interval_brackets_the_mean():
     assert np.all(low <= mean) and np.all(mean <= high) and low[0] == high[0] == 0.0
 
 
-def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(suite, "RUNS", tmp_path)
-    (tmp_path / "hopper").mkdir()
-    (tmp_path / "hopper" / "sb3_td3_seed_1.json").write_text("{}")  # a finished run is not missing
+def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_path):
+    (tmp_path / "suite" / "hopper").mkdir(parents=True)
+    (tmp_path / "suite" / "hopper" / "sb3_td3_seed_1.json").write_text("{}")  # a finished run is not missing
     report = {"tasks": {"Hopper-v5": {"rows": {"sb3_td3": {"cpu_seconds": [600.0, 1200.0, None]}}},
                         "Ant-v5": {"rows": {"sb3_td3": {"cpu_seconds": [3000.0]}}}}}
-    missing = suite_report.missing_runs(report)
+    missing = suite_report.missing_runs(report, tmp_path)
     asked = sum(suite.seeds_asked(row) for task in suite.SAMPLE_EFFICIENCY_TASKS for row in suite.rows_of(task))
     assert len(missing) == asked - 1
     by_key = {(run["task"], run["row"], run["seed"]): run["cpu_minutes"] for run in missing}
@@ -251,23 +250,24 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     shared = [run for run in missing if run["from_row"]]
     assert {(run["row"], run["from_row"], run["cpu_minutes"]) for run in shared} == {(live, RECOMMENDED, 0.0)}
     assert len(shared) == len(suite.SAMPLE_EFFICIENCY_TASKS) * suite.seeds_asked(live)
-    (tmp_path / "hopper" / f"{RECOMMENDED}_seed_0.json").write_text("{}")  # that run is done: seed 0 is not free
-    hopper_live = {run["seed"]: run["from_row"] for run in suite_report.missing_runs(report)
+    # that run is done: seed 0 is not free
+    (tmp_path / "suite" / "hopper" / f"{RECOMMENDED}_seed_0.json").write_text("{}")
+    hopper_live = {run["seed"]: run["from_row"] for run in suite_report.missing_runs(report, tmp_path)
                    if (run["task"], run["row"]) == ("Hopper-v5", live)}
     assert hopper_live == {0: None, 1: RECOMMENDED, 2: RECOMMENDED}
 
 
-def test_a_recommended_run_writes_its_live_actors_curve_as_the_picks_run_once(tmp_path, monkeypatch):
-    monkeypatch.setattr(suite, "RUNS", tmp_path)
+def test_a_recommended_run_writes_its_live_actors_curve_as_the_picks_run_once(tmp_path):
+    (tmp_path / "suite" / "hopper").mkdir(parents=True)
     result = {"task": "Hopper-v5", "row": RECOMMENDED, "seed": 3, "eval_steps": [5000, 10000],
               "eval_returns": [10.0, 30.0], "live_eval_returns": [10.0, 20.0], "final_return": 30.0, "cpu_seconds": 9.0}
-    suite.write_live_result("Hopper-v5", RECOMMENDED, 3, result)
-    path = suite.result_path("Hopper-v5", suite.LIVE_ROWS[RECOMMENDED], 3)
+    suite.write_live_result(tmp_path, "Hopper-v5", RECOMMENDED, 3, result)
+    path = suite.result_path(tmp_path, "Hopper-v5", suite.LIVE_ROWS[RECOMMENDED], 3)
     live = json.loads(path.read_text())
     assert live["row"] == suite.LIVE_ROWS[RECOMMENDED] and live["eval_returns"] == [10.0, 20.0]
     assert live["final_return"] == 20.0 and live["from_run"]["row"] == RECOMMENDED
     assert "live_eval_returns" not in live and live["cpu_seconds"] == 9.0
-    suite.write_live_result("Hopper-v5", RECOMMENDED, 3, {**result, "live_eval_returns": [0.0, 0.0]})
+    suite.write_live_result(tmp_path, "Hopper-v5", RECOMMENDED, 3, {**result, "live_eval_returns": [0.0, 0.0]})
     assert json.loads(path.read_text())["eval_returns"] == [10.0, 20.0]  # an existing run of the pick stays
 
 
@@ -329,6 +329,7 @@ def test_the_committed_recommended_runs_carry_both_curves(committed):
     recorded = sum(len(entry["rows"].get(RECOMMENDED, {}).get("seeds", [])) for entry in report["tasks"].values())
     assert recorded and len(runs) == recorded  # every run of the shipped row scored its live actor too
     for run in runs:
-        live = json.loads(suite.result_path(run["task"], suite.LIVE_ROWS[RECOMMENDED], run["seed"]).read_text())
+        path = suite.result_path(suite.RESULTS, run["task"], suite.LIVE_ROWS[RECOMMENDED], run["seed"])
+        live = json.loads(path.read_text())
         if "from_run" in live:  # the live row's file is this run's live curve
             assert live["final_return"] == run["live_final"]
