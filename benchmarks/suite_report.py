@@ -262,8 +262,8 @@ def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
     return [*lines, "", verdict]
 
 
-README_ROWS = (RECOMMENDED_ROW, BASELINE_ROW, "polyak_crossq_sac", "polyak_crossq", "polyak_td7", "polyak_td3",
-               "sb3_td3")
+README_ROWS = (RECOMMENDED_ROW, BASELINE_ROW, "polyak_crossq_sac", "polyak_crossq", "polyak_td7", "polyak_sac",
+               "polyak_td3", "sb3_td3")
 README_BEGIN = "<!-- suite table: written by python benchmarks/suite.py --report from benchmarks/results/suite.json -->"
 README_END = "<!-- end of the suite table -->"
 
