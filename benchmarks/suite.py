@@ -138,9 +138,13 @@ def seeds_text(count: int) -> str:
     return f"{count} seed" + ("" if count == 1 else "s")
 
 
+def task_runs_dir(results: Path, task: str) -> Path:
+    """The folder of a task's run files under a results directory (``RESULTS`` or an ``--out-dir``)."""
+    return results / "suite" / TASKS[task].config_stem
+
+
 def result_path(results: Path, task: str, row: str, seed: int) -> Path:
-    """Where one run's result file lives under a results directory (``RESULTS`` or an ``--out-dir``)."""
-    return results / "suite" / TASKS[task].config_stem / f"{row}_seed_{seed}.json"
+    return task_runs_dir(results, task) / f"{row}_seed_{seed}.json"
 
 
 def runs_to_do(results: Path, tasks: list[str], rows: list[str], seeds: list[int],

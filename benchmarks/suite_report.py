@@ -26,6 +26,7 @@ from suite import (
     rows_of,
     seeds_asked,
     seeds_text,
+    task_runs_dir,
 )
 from suite_plots import plot, plot_aggregate, plot_wall_time
 from suite_stats import iqm_interval, probability_of_improvement, suite_statistics
@@ -41,7 +42,7 @@ def collect(results: Path) -> dict[str, Any]:
         rows: dict[str, Any] = {}
         for row in ROWS:
             runs = sorted((json.loads(p.read_text())
-                           for p in (results / "suite" / spec.config_stem).glob(f"{row}_seed_*.json")),
+                           for p in task_runs_dir(results, task).glob(f"{row}_seed_*.json")),
                           key=lambda r: r["seed"])
             if not runs:
                 continue
