@@ -1,7 +1,7 @@
 """SAC and CrossQ's SAC mode (Haarnoja et al. 2018; Bhatt, Palenicek et al. 2024): the tanh-squashed Gaussian's
 log-probability and the temperature loss against numbers worked by hand, the soft target, exploration by sampling,
-exact state round trips, and CrossQ's SAC-mode update step for step against sb3-contrib's CrossQ from identical
-weights, batches and Gaussian draws."""
+exact state round trips, and the updates step for step from identical weights, batches and Gaussian draws: SAC's
+against Stable-Baselines3's SAC, CrossQ's SAC mode against sb3-contrib's CrossQ."""
 
 from __future__ import annotations
 
@@ -122,11 +122,101 @@ def test_sac_needs_no_action_noise_and_no_delay():
         Configs(agent=AgentConfig(algorithm="sac", policy_delay=2), noise=NoiseConfig(kind="none"), **base).validate()
 
 
-# ---------------------------------------------------------------------------------------------- sb3-contrib
+# ---------------------------------------------------------------------------------------------- SB3, sb3-contrib
+def _linears(module):
+    return [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+
+
+def _polyak_actor(actor):
+    return [layer.linear for layer in actor.backbone] + [actor.head, actor.log_std_head]
+
+
+def _polyak_critic(critic):
+    return [layer.linear for layer in critic.backbone] + [critic.head]
+
+
+def _copy_into(source, destination):
+    with torch.no_grad():
+        for a, b in zip(source, destination, strict=True):
+            b.weight.copy_(a.weight)
+            b.bias.copy_(a.bias)
+
+
+def _difference(source, other):
+    with torch.no_grad():
+        return max(max(float((a.weight - b.weight).abs().max()), float((a.bias - b.bias).abs().max()))
+                   for a, b in zip(source, other, strict=True))
+
+
+def _sb3_env():
+    env = gym.make("Pendulum-v1")  # only the spaces matter
+    env.observation_space = gym.spaces.Box(-np.inf, np.inf, (OBS,), np.float32)
+    env.action_space = gym.spaces.Box(-1.0, 1.0, (ACT,), np.float32)
+    return env
+
+
+def _sb3_sampler(batch):
+    """A stand-in for an SB3 replay buffer's ``sample`` that returns ``batch``."""
+    from stable_baselines3.common.type_aliases import ReplayBufferSamples
+
+    samples = ReplayBufferSamples(batch.obs, batch.action, batch.next_obs, batch.terminated.unsqueeze(1),
+                                  batch.reward.unsqueeze(1), None)
+    return lambda *_args, **_kwargs: samples
+
+
+def test_sac_update_matches_stable_baselines3_sac(monkeypatch):
+    """Plain SAC (the suite's polyak_sac row) against SB3's SAC: identical weights, batches and Gaussian draws give
+    the same actor, critics, target critics and temperature after 12 updates (SB3's order: temperature, critics,
+    actor, Polyak-averaged targets; the actor's draw on s before the target's draw on s')."""
+    stable_baselines3 = pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.logger import Logger
+
+    hidden, updates, tau = (32, 24), 12, 0.1  # a large tau, so that the target critics move measurably
+    network = NetworkConfig(hidden_sizes=hidden, action_layer=0, lr=LR)
+    config = AgentConfig(algorithm="sac", device="cpu", n_critics=2, policy_delay=1, gamma=GAMMA, tau=tau,
+                         batch_size=BATCH)
+    learner = Agent(OBS, ACT, 1, config, network, network, NoiseConfig(kind="none"), np.random.SeedSequence(0),
+                    ReplayConfig(), sac=SACConfig()).learner
+    model = stable_baselines3.SAC("MlpPolicy", _sb3_env(), learning_rate=LR, batch_size=BATCH, gamma=GAMMA,
+                                  tau=tau, learning_starts=0, device="cpu", seed=0,
+                                  policy_kwargs={"net_arch": list(hidden), "n_critics": 2})
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    sb3_actor = [*_linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
+    _copy_into(_polyak_actor(learner.actor), sb3_actor)
+    initial_target = copy.deepcopy(learner.critic_target)
+    for index in range(2):
+        for sb3_critic in (model.critic, model.critic_target):
+            _copy_into(_polyak_critic(learner.critic.member(index)), _linears(getattr(sb3_critic, f"qf{index}")))
+
+    draws = torch.Generator().manual_seed(11)
+    queue: list[torch.Tensor] = []
+    monkeypatch.setattr(torch.distributions.normal, "_standard_normal", lambda *args, **kwargs: queue.pop(0))
+    for batch in _batches(updates):
+        shared = [torch.randn(BATCH, ACT, generator=draws) for _ in range(2)]  # for a ~ pi(s), then a' ~ pi(s')
+        polyak_draws = list(shared)
+        monkeypatch.setattr(learner, "_standard_normal", lambda obs, draws=polyak_draws: draws.pop(0))
+        learner.update(batch)
+        queue[:] = list(shared)
+        model.replay_buffer.sample = _sb3_sampler(batch)
+        model.train(gradient_steps=1, batch_size=BATCH)
+        assert not polyak_draws and not queue  # both drew exactly the shared Gaussian numbers
+
+    differences = {"actor": _difference(_polyak_actor(learner.actor), sb3_actor),
+                   "log_alpha": abs(learner.log_alpha.item() - model.log_ent_coef.item())}
+    for index in range(2):
+        for name, ours, theirs in (("critic", learner.critic, model.critic),
+                                   ("target", learner.critic_target, model.critic_target)):
+            differences[f"{name}_{index}"] = _difference(_polyak_critic(ours.member(index)),
+                                                         _linears(getattr(theirs, f"qf{index}")))
+    assert max(differences.values()) < 1e-5, differences
+    # the comparison is not between two untouched copies: the targets and the temperature moved
+    assert _difference(_polyak_critic(initial_target.member(0)), _polyak_critic(learner.critic_target.member(0))) > 1e-3
+    assert abs(learner.log_alpha.item()) > 1e-3
+
+
 def test_crossq_sac_update_matches_sb3_contrib_crossq(monkeypatch):
     sb3_contrib = pytest.importorskip("sb3_contrib")
     from stable_baselines3.common.logger import Logger
-    from stable_baselines3.common.type_aliases import ReplayBufferSamples
 
     hidden, updates, warmup = (32, 24), 12, 5  # past the warmup: renormalization is on for the last updates
     network = NetworkConfig(hidden_sizes=hidden, batch_renorm=True, batch_renorm_warmup=warmup, adam_beta1=0.5,
@@ -139,40 +229,17 @@ def test_crossq_sac_update_matches_sb3_contrib_crossq(monkeypatch):
         for layer in module.modules():
             if isinstance(layer, BatchRenorm1d):
                 layer.unbiased = True
-    env = gym.make("Pendulum-v1")  # only the spaces matter
-    env.observation_space = gym.spaces.Box(-np.inf, np.inf, (OBS,), np.float32)
-    env.action_space = gym.spaces.Box(-1.0, 1.0, (ACT,), np.float32)
-    model = sb3_contrib.CrossQ("MlpPolicy", env, learning_rate=LR, batch_size=BATCH, gamma=GAMMA, policy_delay=3,
-                               learning_starts=0, device="cpu", seed=0,
+    model = sb3_contrib.CrossQ("MlpPolicy", _sb3_env(), learning_rate=LR, batch_size=BATCH, gamma=GAMMA,
+                               policy_delay=3, learning_starts=0, device="cpu", seed=0,
                                policy_kwargs={"net_arch": list(hidden), "n_critics": 2,
                                               "renorm_warmup_steps": warmup - 1})  # it renormalizes once steps > w
     model.set_logger(Logger(folder=None, output_formats=[]))
 
-    def linears(module):
-        return [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-
-    def polyak_actor(actor):
-        return [layer.linear for layer in actor.backbone] + [actor.head, actor.log_std_head]
-
-    def polyak_critic(critic):
-        return [layer.linear for layer in critic.backbone] + [critic.head]
-
-    def copy_into(source, destination):
-        with torch.no_grad():
-            for a, b in zip(source, destination, strict=True):
-                b.weight.copy_(a.weight)
-                b.bias.copy_(a.bias)
-
-    def difference(source, other):
-        with torch.no_grad():
-            return max(max(float((a.weight - b.weight).abs().max()), float((a.bias - b.bias).abs().max()))
-                       for a, b in zip(source, other, strict=True))
-
-    sb3_actor = [*linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
-    copy_into(polyak_actor(learner.actor), sb3_actor)
+    sb3_actor = [*_linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
+    _copy_into(_polyak_actor(learner.actor), sb3_actor)
     initial_actor = copy.deepcopy(learner.actor)
     for index in range(2):
-        copy_into(polyak_critic(learner.critic.member(index)), linears(getattr(model.critic, f"qf{index}")))
+        _copy_into(_polyak_critic(learner.critic.member(index)), _linears(getattr(model.critic, f"qf{index}")))
 
     draws = torch.Generator().manual_seed(11)
     queue: list[torch.Tensor] = []
@@ -187,17 +254,15 @@ def test_crossq_sac_update_matches_sb3_contrib_crossq(monkeypatch):
         monkeypatch.setattr(learner, "_standard_normal", lambda obs, draws=polyak_draws: draws.pop(0))
         learner.update(batch)
         queue[:] = list(shared)
-        samples = ReplayBufferSamples(batch.obs, batch.action, batch.next_obs, batch.terminated.unsqueeze(1),
-                                      batch.reward.unsqueeze(1), None)
-        model.replay_buffer.sample = lambda *_args, samples=samples, **_kwargs: samples
+        model.replay_buffer.sample = _sb3_sampler(batch)
         model.train(gradient_steps=1, batch_size=BATCH)
         assert not polyak_draws and not queue  # both drew exactly the shared Gaussian numbers
 
-    differences = {"actor": difference(polyak_actor(learner.actor), sb3_actor),
+    differences = {"actor": _difference(_polyak_actor(learner.actor), sb3_actor),
                    "log_alpha": abs(learner.log_alpha.item() - model.log_ent_coef.item())}
     for index in range(2):
-        differences[f"critic_{index}"] = difference(polyak_critic(learner.critic.member(index)),
-                                                    linears(getattr(model.critic, f"qf{index}")))
+        differences[f"critic_{index}"] = _difference(_polyak_critic(learner.critic.member(index)),
+                                                    _linears(getattr(model.critic, f"qf{index}")))
     assert max(differences.values()) < 1e-5, differences
     # the comparison is not between two untouched copies
-    assert difference(polyak_actor(initial_actor), polyak_actor(learner.actor)) > 1e-3
+    assert _difference(_polyak_actor(initial_actor), _polyak_actor(learner.actor)) > 1e-3
