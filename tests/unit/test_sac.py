@@ -164,6 +164,28 @@ def _sb3_sampler(batch):
     return lambda *_args, **_kwargs: samples
 
 
+def _update_side_by_side(monkeypatch, learner, model, updates: int, draws_per_update) -> None:
+    """``updates`` updates of polyak's learner and of the SB3 model on the same batches, each side given the same
+    standard-normal draws in the order it asks for them (``draws_per_update(step)`` of them, step from 1)."""
+    draws = torch.Generator().manual_seed(11)
+    queue: list[torch.Tensor] = []
+    monkeypatch.setattr(torch.distributions.normal, "_standard_normal", lambda *args, **kwargs: queue.pop(0))
+    for step, batch in enumerate(_batches(updates), start=1):
+        shared = [torch.randn(BATCH, ACT, generator=draws) for _ in range(draws_per_update(step))]
+        polyak_draws = list(shared)
+        monkeypatch.setattr(learner, "_standard_normal", lambda obs, draws=polyak_draws: draws.pop(0))
+        learner.update(batch)
+        queue[:] = list(shared)
+        model.replay_buffer.sample = _sb3_sampler(batch)
+        model.train(gradient_steps=1, batch_size=BATCH)
+        assert not polyak_draws and not queue  # both drew exactly the shared Gaussian numbers
+
+
+def _actor_and_temperature_differences(learner, model, sb3_actor) -> dict[str, float]:
+    return {"actor": _difference(_polyak_actor(learner.actor), sb3_actor),
+            "log_alpha": abs(learner.log_alpha.item() - model.log_ent_coef.item())}
+
+
 def test_sac_update_matches_stable_baselines3_sac(monkeypatch):
     """Plain SAC (the suite's polyak_sac row) against SB3's SAC: identical weights, batches and Gaussian draws give
     the same actor, critics, target critics and temperature after 12 updates (SB3's order: temperature, critics,
@@ -188,21 +210,9 @@ def test_sac_update_matches_stable_baselines3_sac(monkeypatch):
         for sb3_critic in (model.critic, model.critic_target):
             _copy_into(_polyak_critic(learner.critic.member(index)), _linears(getattr(sb3_critic, f"qf{index}")))
 
-    draws = torch.Generator().manual_seed(11)
-    queue: list[torch.Tensor] = []
-    monkeypatch.setattr(torch.distributions.normal, "_standard_normal", lambda *args, **kwargs: queue.pop(0))
-    for batch in _batches(updates):
-        shared = [torch.randn(BATCH, ACT, generator=draws) for _ in range(2)]  # for a ~ pi(s), then a' ~ pi(s')
-        polyak_draws = list(shared)
-        monkeypatch.setattr(learner, "_standard_normal", lambda obs, draws=polyak_draws: draws.pop(0))
-        learner.update(batch)
-        queue[:] = list(shared)
-        model.replay_buffer.sample = _sb3_sampler(batch)
-        model.train(gradient_steps=1, batch_size=BATCH)
-        assert not polyak_draws and not queue  # both drew exactly the shared Gaussian numbers
-
-    differences = {"actor": _difference(_polyak_actor(learner.actor), sb3_actor),
-                   "log_alpha": abs(learner.log_alpha.item() - model.log_ent_coef.item())}
+    # two draws per update: a ~ pi(s) for the temperature and the actor, then a' ~ pi(s') for the target
+    _update_side_by_side(monkeypatch, learner, model, updates, draws_per_update=lambda step: 2)
+    differences = _actor_and_temperature_differences(learner, model, sb3_actor)
     for index in range(2):
         for name, ours, theirs in (("critic", learner.critic, model.critic),
                                    ("target", learner.critic_target, model.critic_target)):
@@ -241,25 +251,9 @@ def test_crossq_sac_update_matches_sb3_contrib_crossq(monkeypatch):
     for index in range(2):
         _copy_into(_polyak_critic(learner.critic.member(index)), _linears(getattr(model.critic, f"qf{index}")))
 
-    draws = torch.Generator().manual_seed(11)
-    queue: list[torch.Tensor] = []
-
-    def next_draw(shape, *args, **kwargs):
-        return queue.pop(0)
-
-    monkeypatch.setattr(torch.distributions.normal, "_standard_normal", next_draw)
-    for step, batch in enumerate(_batches(updates), start=1):
-        shared = [torch.randn(BATCH, ACT, generator=draws) for _ in range(2 if step % 3 == 0 else 1)]
-        polyak_draws = list(shared)
-        monkeypatch.setattr(learner, "_standard_normal", lambda obs, draws=polyak_draws: draws.pop(0))
-        learner.update(batch)
-        queue[:] = list(shared)
-        model.replay_buffer.sample = _sb3_sampler(batch)
-        model.train(gradient_steps=1, batch_size=BATCH)
-        assert not polyak_draws and not queue  # both drew exactly the shared Gaussian numbers
-
-    differences = {"actor": _difference(_polyak_actor(learner.actor), sb3_actor),
-                   "log_alpha": abs(learner.log_alpha.item() - model.log_ent_coef.item())}
+    # a' ~ pi(s') every update; a ~ pi(s) too on the actor's updates (policy delay 3)
+    _update_side_by_side(monkeypatch, learner, model, updates, draws_per_update=lambda step: 2 if step % 3 == 0 else 1)
+    differences = _actor_and_temperature_differences(learner, model, sb3_actor)
     for index in range(2):
         differences[f"critic_{index}"] = _difference(_polyak_critic(learner.critic.member(index)),
                                                     _linears(getattr(model.critic, f"qf{index}")))
