@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import math
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -20,6 +19,16 @@ from polyak.layers import BatchRenorm1d
 from polyak.losses import soft_td_target, squashed_gaussian_log_prob, temperature_loss
 from polyak.networks import SquashedGaussianActor
 from polyak.types import Batch
+
+from .sb3_compare import (
+    actor_layers,
+    copy_layers,
+    critic_layers,
+    linears,
+    max_difference,
+    sampler,
+    spaces_env,
+)
 
 OBS, ACT, BATCH, GAMMA, LR = 5, 2, 16, 0.99, 1e-3
 
@@ -123,47 +132,6 @@ def test_sac_needs_no_action_noise_and_no_delay():
 
 
 # ---------------------------------------------------------------------------------------------- SB3, sb3-contrib
-def _linears(module):
-    return [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-
-
-def _polyak_actor(actor):
-    return [layer.linear for layer in actor.backbone] + [actor.head, actor.log_std_head]
-
-
-def _polyak_critic(critic):
-    return [layer.linear for layer in critic.backbone] + [critic.head]
-
-
-def _copy_into(source, destination):
-    with torch.no_grad():
-        for a, b in zip(source, destination, strict=True):
-            b.weight.copy_(a.weight)
-            b.bias.copy_(a.bias)
-
-
-def _difference(source, other):
-    with torch.no_grad():
-        return max(max(float((a.weight - b.weight).abs().max()), float((a.bias - b.bias).abs().max()))
-                   for a, b in zip(source, other, strict=True))
-
-
-def _sb3_env():
-    env = gym.make("Pendulum-v1")  # only the spaces matter
-    env.observation_space = gym.spaces.Box(-np.inf, np.inf, (OBS,), np.float32)
-    env.action_space = gym.spaces.Box(-1.0, 1.0, (ACT,), np.float32)
-    return env
-
-
-def _sb3_sampler(batch):
-    """A stand-in for an SB3 replay buffer's ``sample`` that returns ``batch``."""
-    from stable_baselines3.common.type_aliases import ReplayBufferSamples
-
-    samples = ReplayBufferSamples(batch.obs, batch.action, batch.next_obs, batch.terminated.unsqueeze(1),
-                                  batch.reward.unsqueeze(1), None)
-    return lambda *_args, **_kwargs: samples
-
-
 def _update_side_by_side(monkeypatch, learner, model, updates: int, draws_per_update) -> None:
     """``updates`` updates of polyak's learner and of the SB3 model on the same batches, each side given the same
     standard-normal draws in the order it asks for them (``draws_per_update(step)`` of them, step from 1)."""
@@ -176,13 +144,13 @@ def _update_side_by_side(monkeypatch, learner, model, updates: int, draws_per_up
         monkeypatch.setattr(learner, "_standard_normal", lambda obs, draws=polyak_draws: draws.pop(0))
         learner.update(batch)
         queue[:] = list(shared)
-        model.replay_buffer.sample = _sb3_sampler(batch)
+        model.replay_buffer.sample = sampler(batch)
         model.train(gradient_steps=1, batch_size=BATCH)
         assert not polyak_draws and not queue  # both drew exactly the shared Gaussian numbers
 
 
 def _actor_and_temperature_differences(learner, model, sb3_actor) -> dict[str, float]:
-    return {"actor": _difference(_polyak_actor(learner.actor), sb3_actor),
+    return {"actor": max_difference(actor_layers(learner.actor), sb3_actor),
             "log_alpha": abs(learner.log_alpha.item() - model.log_ent_coef.item())}
 
 
@@ -199,16 +167,16 @@ def test_sac_update_matches_stable_baselines3_sac(monkeypatch):
                          batch_size=BATCH)
     learner = Agent(OBS, ACT, 1, config, network, network, NoiseConfig(kind="none"), np.random.SeedSequence(0),
                     ReplayConfig(), sac=SACConfig()).learner
-    model = stable_baselines3.SAC("MlpPolicy", _sb3_env(), learning_rate=LR, batch_size=BATCH, gamma=GAMMA,
+    model = stable_baselines3.SAC("MlpPolicy", spaces_env(OBS, ACT), learning_rate=LR, batch_size=BATCH, gamma=GAMMA,
                                   tau=tau, learning_starts=0, device="cpu", seed=0,
                                   policy_kwargs={"net_arch": list(hidden), "n_critics": 2})
     model.set_logger(Logger(folder=None, output_formats=[]))
-    sb3_actor = [*_linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
-    _copy_into(_polyak_actor(learner.actor), sb3_actor)
+    sb3_actor = [*linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
+    copy_layers(actor_layers(learner.actor), sb3_actor)
     initial_target = copy.deepcopy(learner.critic_target)
     for index in range(2):
         for sb3_critic in (model.critic, model.critic_target):
-            _copy_into(_polyak_critic(learner.critic.member(index)), _linears(getattr(sb3_critic, f"qf{index}")))
+            copy_layers(critic_layers(learner.critic.member(index)), linears(getattr(sb3_critic, f"qf{index}")))
 
     # two draws per update: a ~ pi(s) for the temperature and the actor, then a' ~ pi(s') for the target
     _update_side_by_side(monkeypatch, learner, model, updates, draws_per_update=lambda step: 2)
@@ -216,11 +184,12 @@ def test_sac_update_matches_stable_baselines3_sac(monkeypatch):
     for index in range(2):
         for name, ours, theirs in (("critic", learner.critic, model.critic),
                                    ("target", learner.critic_target, model.critic_target)):
-            differences[f"{name}_{index}"] = _difference(_polyak_critic(ours.member(index)),
-                                                         _linears(getattr(theirs, f"qf{index}")))
+            differences[f"{name}_{index}"] = max_difference(critic_layers(ours.member(index)),
+                                                         linears(getattr(theirs, f"qf{index}")))
     assert max(differences.values()) < 1e-5, differences
     # the comparison is not between two untouched copies: the targets and the temperature moved
-    assert _difference(_polyak_critic(initial_target.member(0)), _polyak_critic(learner.critic_target.member(0))) > 1e-3
+    moved = max_difference(critic_layers(initial_target.member(0)), critic_layers(learner.critic_target.member(0)))
+    assert moved > 1e-3
     assert abs(learner.log_alpha.item()) > 1e-3
 
 
@@ -239,24 +208,24 @@ def test_crossq_sac_update_matches_sb3_contrib_crossq(monkeypatch):
         for layer in module.modules():
             if isinstance(layer, BatchRenorm1d):
                 layer.unbiased = True
-    model = sb3_contrib.CrossQ("MlpPolicy", _sb3_env(), learning_rate=LR, batch_size=BATCH, gamma=GAMMA,
+    model = sb3_contrib.CrossQ("MlpPolicy", spaces_env(OBS, ACT), learning_rate=LR, batch_size=BATCH, gamma=GAMMA,
                                policy_delay=3, learning_starts=0, device="cpu", seed=0,
                                policy_kwargs={"net_arch": list(hidden), "n_critics": 2,
                                               "renorm_warmup_steps": warmup - 1})  # it renormalizes once steps > w
     model.set_logger(Logger(folder=None, output_formats=[]))
 
-    sb3_actor = [*_linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
-    _copy_into(_polyak_actor(learner.actor), sb3_actor)
+    sb3_actor = [*linears(model.actor.latent_pi), model.actor.mu, model.actor.log_std]
+    copy_layers(actor_layers(learner.actor), sb3_actor)
     initial_actor = copy.deepcopy(learner.actor)
     for index in range(2):
-        _copy_into(_polyak_critic(learner.critic.member(index)), _linears(getattr(model.critic, f"qf{index}")))
+        copy_layers(critic_layers(learner.critic.member(index)), linears(getattr(model.critic, f"qf{index}")))
 
     # a' ~ pi(s') every update; a ~ pi(s) too on the actor's updates (policy delay 3)
     _update_side_by_side(monkeypatch, learner, model, updates, draws_per_update=lambda step: 2 if step % 3 == 0 else 1)
     differences = _actor_and_temperature_differences(learner, model, sb3_actor)
     for index in range(2):
-        differences[f"critic_{index}"] = _difference(_polyak_critic(learner.critic.member(index)),
-                                                    _linears(getattr(model.critic, f"qf{index}")))
+        differences[f"critic_{index}"] = max_difference(critic_layers(learner.critic.member(index)),
+                                                    linears(getattr(model.critic, f"qf{index}")))
     assert max(differences.values()) < 1e-5, differences
     # the comparison is not between two untouched copies
-    assert _difference(_polyak_actor(initial_actor), _polyak_actor(learner.actor)) > 1e-3
+    assert max_difference(actor_layers(initial_actor), actor_layers(learner.actor)) > 1e-3
