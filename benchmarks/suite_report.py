@@ -29,7 +29,7 @@ from suite import (
     task_runs_dir,
 )
 from suite_plots import plot, plot_aggregate, plot_wall_time
-from suite_stats import iqm_interval, probability_of_improvement, suite_statistics
+from suite_stats import averaged_against_live, iqm_interval, probability_of_improvement, suite_statistics
 
 
 def collect(results: Path) -> dict[str, Any]:
@@ -137,7 +137,8 @@ def markdown_table(suite: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 def percent(fraction: float) -> str:
-    return f"{fraction * 100:+.0f}%"
+    """A relative difference as a signed percentage, with a decimal under 1% (so +0.3% does not read as a tie)."""
+    return f"{fraction * 100:+.1f}%" if abs(fraction) < 0.01 else f"{fraction * 100:+.0f}%"
 
 
 def interval_text(ci: list[float], digits: int) -> str:
@@ -298,7 +299,48 @@ def readme_table(suite: dict[str, Any]) -> str:
         lines += ["", f"Probability that a {RECOMMENDED_ROW} run beats a {BASELINE_ROW} run (rliable's probability "
                   f"of improvement, final returns): {poi['probability']:.2f} {interval_text(poi['ci'], 2)} on "
                   f"{', '.join(poi['tasks'])} ({seeds} seeds per task)."]
-    return "\n".join(lines)
+    return "\n".join(lines + readme_standing(suite))
+
+
+def readme_standing(suite: dict[str, Any]) -> list[str]:
+    """The README's lines under its table on the frontier issue's goal (the recommended row's mean final return at
+    least sb3_crossq's on every task and the CrossQ paper's on at least four), the distance to the best published
+    100k figures, and how often the averaged actor beat the live one; tasks without runs of the recommended row are
+    left out."""
+    lines, behind, below, distances, tasks = [], [], [], [], []
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        rows = suite["tasks"].get(task, {}).get("rows", {})
+        if RECOMMENDED_ROW not in rows:
+            continue
+        tasks.append(task)
+        ours = rows[RECOMMENDED_ROW]["final_returns"]
+        mean, published = statistics.mean(ours), PUBLISHED_100K[task]
+        theirs = rows.get(BASELINE_ROW, {}).get("final_returns")
+        if theirs and mean < statistics.mean(theirs):
+            iqms = [iqm_interval([[x] for x in finals])[0] for finals in (ours, theirs)]
+            behind.append(f"{task}, {mean:,.0f} against {statistics.mean(theirs):,.0f}, "
+                          f"IQM {iqms[0]:,.0f} against {iqms[1]:,.0f}")
+        if mean < published.crossq_paper:
+            below.append(f"{task} {percent(mean / published.crossq_paper - 1)}")
+        distances.append(f"{task} {percent(mean / published.best - 1)}")
+    if not tasks:
+        return lines
+    with_baseline = [t for t in tasks if suite["tasks"][t]["rows"].get(BASELINE_ROW)]
+    lines += ["", f"Goal: {RECOMMENDED_ROW}'s mean final return at least {BASELINE_ROW}'s on every task and at "
+              f"least the CrossQ paper's on four of the five. Met against {BASELINE_ROW} on "
+              f"{len(with_baseline) - len(behind)} of {len(with_baseline)}"
+              + (f" (behind on {'; '.join(behind)})" if behind else "")
+              + f", against the CrossQ paper on {len(tasks) - len(below)} of {len(tasks)}"
+              + (f" (below on {', '.join(below)})" if below else "")
+              + f". Distance to the best published 100k figure: {', '.join(distances)}."]
+    runs = averaged_against_live(suite)
+    if runs:
+        higher = sum(run["final"] > run["live_final"] for run in runs)
+        steadier = sum(run["last5"] > run["live_last5"] for run in runs)
+        lines += ["", f"The averaged actor against the live actor of the same {RECOMMENDED_ROW} runs: it ended higher "
+                  f"on {higher} of {len(runs)} and had the higher mean of the last five evaluations on {steadier} of "
+                  f"{len(runs)} (each run: `benchmarks/results/suite.md`)."]
+    return lines
 
 
 def write_readme_table(suite: dict[str, Any], readme: Path) -> bool:

@@ -293,6 +293,27 @@ def test_the_readme_table_is_written_between_its_markers_and_only_there(tmp_path
     assert not suite_report.write_readme_table(report, readme) and readme.read_text() == "no markers\n"
 
 
+def test_the_readme_says_where_the_goal_is_met_and_missed_and_how_the_averaged_actor_did():
+    pytest.importorskip("rliable")
+    report = synthetic({"Hopper-v5": {RECOMMENDED: [3000.0, 3100.0, 3200.0], "sb3_crossq": [1000.0, 3050.0]},
+                        "Ant-v5": {RECOMMENDED: [1000.0, 2000.0], "sb3_crossq": [2500.0, 2600.0]},
+                        "Walker2d-v5": {"sb3_crossq": [3000.0]}})
+    hopper = report["tasks"]["Hopper-v5"]["rows"][RECOMMENDED]
+    hopper["seeds"] = [0, 1, 2]
+    hopper["live_eval_returns"] = [[0.0, 1.0, 2900.0], [0.0, 1.0, 3200.0], [0.0, 1.0, 3100.0]]
+    text = " ".join(suite_report.readme_standing(report))
+    # Hopper 3,100 >= 2,025 and >= the paper's 2,764; Ant 1,500 < 2,550 (the IQM of 2 seeds is their mean) and
+    # 1,500 / 2,299 - 1 = -34.8%; against the best published: 3,100 / 2,927 - 1 = +5.9%, 1,500 / 3,942 - 1 = -61.9%;
+    # Walker2d has no recommended run, so it counts nowhere
+    assert "Met against sb3_crossq on 1 of 2 (behind on Ant-v5, 1,500 against 2,550, IQM 1,500 against 2,550)" in text
+    assert "against the CrossQ paper on 1 of 2 (below on Ant-v5 -35%)" in text
+    assert "Distance to the best published 100k figure: Hopper-v5 +6%, Ant-v5 -62%." in text
+    # final 3,000 > 2,900, 3,100 < 3,200, 3,200 > 3,100; every averaged curve's last five mean is the higher
+    assert "it ended higher on 2 of 3 and had the higher mean of the last five evaluations on 3 of 3" in text
+    assert suite_report.readme_standing(synthetic({"Hopper-v5": {"sb3_crossq": [1.0]}})) == []
+    assert suite_report.percent(0.003) == "+0.3%" and suite_report.percent(-0.134) == "-13%"
+
+
 def test_a_task_with_one_seed_does_not_cut_the_cross_task_statistics_to_one_seed():
     pytest.importorskip("rliable")
     three, one = [1000.0, 2000.0, 3000.0], [500.0]
