@@ -318,8 +318,10 @@ def readme_standing(suite: dict[str, Any]) -> list[str]:
         theirs = rows.get(BASELINE_ROW, {}).get("final_returns")
         if theirs and mean < statistics.mean(theirs):
             iqms = [iqm_interval([[x] for x in finals])[0] for finals in (ours, theirs)]
+            poi = probability_of_improvement(suite, RECOMMENDED_ROW, BASELINE_ROW, only=[task])
             behind.append(f"{task}, {mean:,.0f} against {statistics.mean(theirs):,.0f}, "
-                          f"IQM {iqms[0]:,.0f} against {iqms[1]:,.0f}")
+                          f"IQM {iqms[0]:,.0f} against {iqms[1]:,.0f}, probability of improvement there "
+                          f"{poi['probability']:.2f} {interval_text(poi['ci'], 2)}")
         if mean < published.crossq_paper:
             below.append(f"{task} {percent(mean / published.crossq_paper - 1)}")
         distances.append(f"{task} {percent(mean / published.best - 1)}")

@@ -147,14 +147,17 @@ def normalized_iqm(suite: dict[str, Any], row: str) -> dict[str, Any]:
     return {"tasks": tasks, "seeds_per_task": int(matrix.shape[0]), "iqm": iqm, "ci": ci}
 
 
-def probability_of_improvement(suite: dict[str, Any], row: str, over: str) -> dict[str, Any]:
+def probability_of_improvement(suite: dict[str, Any], row: str, over: str,
+                               only: list[str] | None = None) -> dict[str, Any]:
     """rliable's probability of improvement of ``row`` over ``over`` (per task the probability that a run of one
     beats a run of the other, Mann-Whitney, averaged over tasks) with its bootstrap interval (the runs of both rows
-    resampled independently), on the locomotion tasks where both rows have runs (named in ``tasks``)."""
+    resampled independently), on the locomotion tasks where both rows have runs (named in ``tasks``), or on those of
+    ``only`` where both have runs."""
     import numpy as np
     from rliable import metrics
 
-    tasks = tasks_with_runs(suite, row, over)
+    tasks = tasks_with_runs(suite, row, over) if only is None else [
+        task for task in only if all(suite["tasks"].get(task, {}).get("rows", {}).get(name) for name in (row, over))]
     result: dict[str, Any] = {"row": row, "over": over, "tasks": tasks, "seeds_per_task": {}, "probability": None,
                               "ci": None}
     if not tasks:

@@ -305,7 +305,9 @@ def test_the_readme_says_where_the_goal_is_met_and_missed_and_how_the_averaged_a
     # Hopper 3,100 >= 2,025 and >= the paper's 2,764; Ant 1,500 < 2,550 (the IQM of 2 seeds is their mean) and
     # 1,500 / 2,299 - 1 = -34.8%; against the best published: 3,100 / 2,927 - 1 = +5.9%, 1,500 / 3,942 - 1 = -61.9%;
     # Walker2d has no recommended run, so it counts nowhere
-    assert "Met against sb3_crossq on 1 of 2 (behind on Ant-v5, 1,500 against 2,550, IQM 1,500 against 2,550)" in text
+    # on Ant both seeds of the recommended row lose to both of sb3_crossq's: probability of improvement 0, [0, 0]
+    assert ("Met against sb3_crossq on 1 of 2 (behind on Ant-v5, 1,500 against 2,550, IQM 1,500 against 2,550, "
+            "probability of improvement there 0.00 [0.00, 0.00])") in text
     assert "against the CrossQ paper on 1 of 2 (below on Ant-v5 -35%)" in text
     assert "Distance to the best published 100k figure: Hopper-v5 +6%, Ant-v5 -62%." in text
     # final 3,000 > 2,900, 3,100 < 3,200, 3,200 > 3,100; every averaged curve's last five mean is the higher
