@@ -115,8 +115,8 @@ def speed_cell(row: str, data: dict[str, Any]) -> str:
 
 
 def markdown_table(suite: dict[str, Any]) -> str:
-    """The README's table: mean ± std of the final return over seeds, and median env steps/s per row and kind of
-    CPU, per task and row."""
+    """suite.md's first table (also docs/benchmarks.md's): mean ± std of the final return over seeds, and median env
+    steps per CPU second per row and kind of CPU, per task and row."""
     lines = ["| task | budget | " + " | ".join(ROWS) + " | env steps per CPU second (median over seeds, per CPU) |",
              "| --- | --- | " + " | ".join("---" for _ in ROWS) + " | --- |"]
     for task, entry in suite["tasks"].items():
@@ -268,6 +268,9 @@ README_ROWS = (RECOMMENDED_ROW, BASELINE_ROW, "polyak_crossq_sac", "polyak_cross
                "polyak_td3", "sb3_td3")
 README_BEGIN = "<!-- suite table: written by python benchmarks/suite.py --report from benchmarks/results/suite.json -->"
 README_END = "<!-- end of the suite table -->"
+DOCS_PAGE = ROOT / "docs" / "benchmarks.md"
+DOCS_BEGIN = "<!-- suite results: written by python benchmarks/suite.py --report (suite.md's first table) -->"
+DOCS_END = "<!-- end of the suite results -->"
 
 
 def readme_table(suite: dict[str, Any]) -> str:
@@ -345,16 +348,21 @@ def readme_standing(suite: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write_readme_table(suite: dict[str, Any], readme: Path) -> bool:
-    """Replace the README's block between README_BEGIN and README_END with ``readme_table``; False (and nothing
-    written) when the README has no such block."""
-    text = readme.read_text()
-    if README_BEGIN not in text or README_END not in text:
+def write_block(path: Path, begin: str, end: str, block: str) -> bool:
+    """Replace the text between the markers ``begin`` and ``end`` of ``path`` with ``block``; False (and nothing
+    written) when the file lacks either marker."""
+    text = path.read_text()
+    if begin not in text or end not in text:
         return False
-    before, rest = text.split(README_BEGIN, 1)
-    after = rest.split(README_END, 1)[1]
-    readme.write_text(f"{before}{README_BEGIN}\n{readme_table(suite)}\n{README_END}{after}")
+    before, rest = text.split(begin, 1)
+    after = rest.split(end, 1)[1]
+    path.write_text(f"{before}{begin}\n{block.strip()}\n{end}{after}")
     return True
+
+
+def write_readme_table(suite: dict[str, Any], readme: Path) -> bool:
+    """The README's block between README_BEGIN and README_END: ``readme_table``."""
+    return write_block(readme, README_BEGIN, README_END, readme_table(suite))
 
 
 def report(results: Path) -> dict[str, Any]:
@@ -368,9 +376,10 @@ def report(results: Path) -> dict[str, Any]:
     plot(suite, results)
     plot_wall_time(suite, results)
     plot_aggregate(suite, results)
-    # the committed results: keep the README's table in step
+    # the committed results: keep the README's table and the docs' copy of suite.md's table in step
     if results == RESULTS:
         write_readme_table(suite, ROOT / "README.md")
+        write_block(DOCS_PAGE, DOCS_BEGIN, DOCS_END, markdown_table(suite))
     print(markdown_table(suite))
     return suite
 

@@ -278,6 +278,13 @@ def test_the_readme_table_is_the_one_the_committed_results_give(committed):
     assert block.strip() == suite_report.readme_table(report).strip(), "run python benchmarks/suite.py --report"
 
 
+def test_the_docs_results_table_is_the_one_the_committed_results_give(committed):
+    report, _ = committed
+    page = suite_report.DOCS_PAGE.read_text()
+    block = page.split(suite_report.DOCS_BEGIN, 1)[1].split(suite_report.DOCS_END, 1)[0]
+    assert block.strip() == suite_report.markdown_table(report).strip(), "run python benchmarks/suite.py --report"
+
+
 def test_the_readme_table_is_written_between_its_markers_and_only_there(tmp_path):
     pytest.importorskip("rliable")
     report = synthetic({"Hopper-v5": {RECOMMENDED: [3000.0, 3100.0, 3200.0], "sb3_crossq": [1000.0, 3050.0]}})
