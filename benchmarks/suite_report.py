@@ -371,8 +371,10 @@ def report(results: Path) -> dict[str, Any]:
     suite = collect(results)
     suite["statistics"] = suite_statistics(suite)
     (results / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
+    goal = readme_standing(suite)
     (results / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite) + "\n"
-                                      + statistics_markdown(suite["statistics"]))
+                                      + statistics_markdown(suite["statistics"])
+                                      + ("\n## The goal\n" + "\n".join(goal) + "\n" if goal else ""))
     plot(suite, results)
     plot_wall_time(suite, results)
     plot_aggregate(suite, results)
