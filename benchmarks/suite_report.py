@@ -210,6 +210,13 @@ def statistics_markdown(stats: dict[str, Any]) -> str:
                      + averaged_against_live_markdown(stats["averaged_against_live"])) + "\n"
 
 
+def averaged_wins(runs: list[dict[str, Any]]) -> tuple[int, int]:
+    """Of the paired runs, how many the averaged actor ended higher on and how many it had the higher mean of the
+    last five evaluations on."""
+    return (sum(run["final"] > run["live_final"] for run in runs),
+            sum(run["last5"] > run["live_last5"] for run in runs))
+
+
 def averaged_against_live_markdown(runs: list[dict[str, Any]]) -> list[str]:
     """suite.md's section comparing the shipped row's two policies run by run."""
     lines = ["", f"## The averaged actor against the live actor, per {RECOMMENDED_ROW} run", "",
@@ -225,8 +232,7 @@ def averaged_against_live_markdown(runs: list[dict[str, Any]]) -> list[str]:
                               for key in ("stability", "live_stability"))
         lines.append(f"| {run['task']} | {run['seed']} | {run['final']:,.1f}, {run['live_final']:,.1f} | "
                      f"{run['last5']:,.1f}, {run['live_last5']:,.1f} | {stability} |")
-    higher = sum(run["final"] > run["live_final"] for run in runs)
-    steadier = sum(run["last5"] > run["live_last5"] for run in runs)
+    higher, steadier = averaged_wins(runs)
     return [*lines, "", f"The averaged actor ended higher on {higher} of {len(runs)} runs and had the higher mean of "
                         f"the last five evaluations on {steadier} of {len(runs)}."]
 
@@ -340,8 +346,7 @@ def readme_standing(suite: dict[str, Any]) -> list[str]:
               + f". Distance to the best published 100k figure: {', '.join(distances)}."]
     runs = averaged_against_live(suite)
     if runs:
-        higher = sum(run["final"] > run["live_final"] for run in runs)
-        steadier = sum(run["last5"] > run["live_last5"] for run in runs)
+        higher, steadier = averaged_wins(runs)
         lines += ["", f"The averaged actor against the live actor of the same {RECOMMENDED_ROW} runs: it ended higher "
                   f"on {higher} of {len(runs)} and had the higher mean of the last five evaluations on {steadier} of "
                   f"{len(runs)} (each run: `benchmarks/results/suite.md`)."]
