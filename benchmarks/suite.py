@@ -159,15 +159,18 @@ def config_file(task: str, algo: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- one run
-def run_polyak(task: str, row: str, seed: int) -> dict[str, Any]:
-    """``polyak train`` on the task's shipped config; the trainer evaluates with the suite's protocol."""
+def run_polyak(task: str, row: str, seed: int, extra_bindings: tuple[str, ...] = (),
+               run_dir: Path | None = None) -> dict[str, Any]:
+    """``polyak train`` on the task's shipped config; the trainer evaluates with the suite's protocol.
+    ``extra_bindings`` (a study's change, e.g. ``benchmarks/critic_width.py``) go after the protocol's."""
     algo = row.removeprefix("polyak_")
     spec = TASKS[task]
-    run_dir = ROOT / "runs" / "suite" / spec.config_stem / f"{row}_seed_{seed}"
+    run_dir = run_dir or ROOT / "runs" / "suite" / spec.config_stem / f"{row}_seed_{seed}"
     if run_dir.exists():  # a run cut short in an earlier sitting: start it again
         subprocess.run(["rm", "-rf", str(run_dir)], check=True)
     bindings = [f"TrainerConfig.max_env_steps = {spec.budget}", f"TrainerConfig.eval_interval = {spec.eval_every}",
-                f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False"]
+                f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False",
+                *extra_bindings]
     command = [sys.executable, "-m", "polyak.cli", "train", "--config", str(config_file(task, algo)),
                "--seed", str(seed), "--run-dir", str(run_dir)]
     for binding in bindings:

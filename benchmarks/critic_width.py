@@ -1,0 +1,171 @@
+"""Would a wider critic lift the recommended config on Ant-v5 and Humanoid-v5? Paired by seed with the suite's runs.
+
+The recommended config (CrossQ in its SAC mode, averaged actor) is below the CrossQ paper's 100k figures on Ant-v5
+(-24%) and Humanoid-v5 (-33%; ``benchmarks/results/suite.md``). Its settings are the paper's except the critic's
+width: 256-256 here, 2,048-2,048 in the paper (Bhatt, Palenicek et al. 2024, whose ablations credit the wide critic
+with part of CrossQ's sample efficiency). One update of a 2,048-wide critic costs ~35x a 256-wide one on one CPU core,
+so this tries the cheaper steps: each run is a suite run of ``polyak_recommended`` (the suite's config, protocol and
+seed) with ``critic/NetworkConfig.hidden_sizes`` set to ``(W, W)``; the actor stays 256-256. Seed ``s`` here is
+compared with the suite's ``polyak_recommended`` seed ``s`` (same start states, same first 5,000 random steps).
+
+Decision rule, written before any run: a width is worth a full rerun of the recommended row (5 seeds on each of the
+five tasks, several sittings) when, over the seeds run, its mean final return is above the 256-wide row's on the
+same seeds on both tasks, and its mean stability (mean of the last five evaluations over the best, per seed) is not
+lower by more than 0.05 on either. With two or three seeds this is a pilot: it can say "worth the rerun", not that
+the wider critic is better.
+
+    python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
+    python benchmarks/critic_width.py --report                              # the table over the result files
+
+Writes ``benchmarks/results/critic_width/<task stem>/w<W>_seed_<seed>.json`` and, with ``--report``,
+``benchmarks/results/critic_width.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common import claimed, code_commit, cpu_kind, load_average, machine_info
+from suite import RECOMMENDED_ROW, RESULTS, ROOT, TASKS, cpu_seconds, result_path, run_polyak, write_result
+from suite_stats import stability_ratio
+
+STUDY = RESULTS / "critic_width"
+TASKS_TRIED = ("Ant-v5", "Humanoid-v5")
+BASE_WIDTH = 256
+STABILITY_SLACK = 0.05
+
+
+def study_path(task: str, width: int, seed: int) -> Path:
+    return STUDY / TASKS[task].config_stem / f"w{width}_seed_{seed}.json"
+
+
+def train(task: str, width: int, seed: int) -> None:
+    """One suite run of the recommended row with a ``width``-wide critic; its result file, as the suite writes one."""
+    import torch
+
+    path = study_path(task, width, seed)
+    with claimed(path) as mine:
+        if not mine or path.exists():
+            print(f"{path.name}: {'done already' if mine else 'another runner is training it'}; skipped")
+            return
+        torch.set_num_threads(1)
+        load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
+        binding = f"critic/NetworkConfig.hidden_sizes = ({width}, {width})"
+        run_dir = ROOT / "runs" / "critic_width" / TASKS[task].config_stem / f"w{width}_seed_{seed}"
+        result = run_polyak(task, RECOMMENDED_ROW, seed, extra_bindings=(binding,), run_dir=run_dir)
+        budget = TASKS[task].budget
+        result.update({
+            "task": task, "row": RECOMMENDED_ROW, "critic_width": width, "seed": seed, "budget": budget,
+            "final_return": result["eval_returns"][-1], "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
+            "code_commit": commit, "machine": machine_info(),
+            "load_average": {"before": load_before, "after": load_average()},
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        })
+        result["env_steps_per_cpu_s"] = round(budget / max(result["cpu_seconds"], 1e-9), 2)
+        write_result(path, result)
+        print(f"{task} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)
+
+
+def numbers(result: dict[str, Any]) -> dict[str, float]:
+    curve = result["eval_returns"]
+    return {"final": curve[-1], "best": max(curve), "last5": statistics.mean(curve[-5:]),
+            "stability": stability_ratio([curve]) or 0.0, "cpu_min": result["cpu_seconds"] / 60}
+
+
+def paired_runs() -> dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Per (task, width), the (suite run at 256, study run at the width) pairs of the seeds both have."""
+    pairs: dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for path in sorted(STUDY.glob("*/w*_seed_*.json")):
+        wide = json.loads(path.read_text())
+        base_path = result_path(RESULTS, wide["task"], RECOMMENDED_ROW, wide["seed"])
+        if base_path.exists():
+            pairs.setdefault((wide["task"], wide["critic_width"]), []).append(
+                (json.loads(base_path.read_text()), wide))
+    return pairs
+
+
+def decision(pairs: dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, Any]]]]) -> dict[int, dict[str, Any]]:
+    """The module docstring's rule, per width: the mean final return above the 256-wide row's on the same seeds on
+    every task tried, and the mean stability not lower by more than ``STABILITY_SLACK``."""
+    verdicts: dict[int, dict[str, Any]] = {}
+    for width in sorted({w for _, w in pairs}):
+        per_task = {}
+        for task in TASKS_TRIED:
+            runs = pairs.get((task, width), [])
+            if not runs:
+                continue
+            base = [numbers(b) for b, _ in runs]
+            wide = [numbers(w) for _, w in runs]
+            mean = {key: (statistics.mean(n[key] for n in base), statistics.mean(n[key] for n in wide))
+                    for key in ("final", "stability")}
+            per_task[task] = {"seeds": len(runs), "final": mean["final"], "stability": mean["stability"],
+                              "passes": mean["final"][1] > mean["final"][0]
+                              and mean["stability"][1] >= mean["stability"][0] - STABILITY_SLACK}
+        verdicts[width] = {"tasks": per_task, "worth_rerun": len(per_task) == len(TASKS_TRIED)
+                           and all(t["passes"] for t in per_task.values())}
+    return verdicts
+
+
+def report() -> str:
+    pairs = paired_runs()
+    if not pairs:
+        sys.exit("critic_width: no result files yet; run one with --task, --width and --seed")
+    lines = ["# A wider critic for the recommended config (Ant-v5, Humanoid-v5)", "",
+             "Written by `python benchmarks/critic_width.py --report`. Each run is a suite run of "
+             f"{RECOMMENDED_ROW} with only the critic's width changed; its 256-wide partner is the suite's run of the "
+             "same seed (`benchmarks/results/suite/`). Scores are the shipped averaged actor's, 10 episodes every "
+             "5,000 env steps; final = the last evaluation (100k steps).", "",
+             "| task | seed | critic | final | best | mean of last 5 | stability | CPU min | CPU |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (task, width), runs in sorted(pairs.items()):
+        for base, wide in sorted(runs, key=lambda pair: pair[1]["seed"]):
+            for label, result in ((str(BASE_WIDTH), base), (str(width), wide)):
+                n = numbers(result)
+                lines.append(f"| {task} | {result['seed']} | {label} | {n['final']:.1f} | {n['best']:.1f} | "
+                             f"{n['last5']:.1f} | {n['stability']:.2f} | {n['cpu_min']:.1f} | "
+                             f"{cpu_kind(result['machine'])} |")
+    lines += ["", "Means over the paired seeds, and the rule (module docstring): a width is worth the full rerun "
+              "when its mean final return is above the 256-wide row's on both tasks and its stability is not lower "
+              f"by more than {STABILITY_SLACK}.", "",
+              "| width | task | seeds | mean final, 256 → width | mean stability, 256 → width | passes |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    verdicts = decision(pairs)
+    for width, verdict in verdicts.items():
+        for task, t in verdict["tasks"].items():
+            lines.append(f"| {width} | {task} | {t['seeds']} | {t['final'][0]:.1f} → {t['final'][1]:.1f} | "
+                         f"{t['stability'][0]:.2f} → {t['stability'][1]:.2f} | {'yes' if t['passes'] else 'no'} |")
+    lines.append("")
+    for width, verdict in verdicts.items():
+        missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
+        lines.append(f"- width {width}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
+                     + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+    commits = sorted({wide["code_commit"].get("commit", "?")[:7] for runs in pairs.values() for _, wide in runs})
+    lines += ["", f"Study runs at {', '.join(commits)}, one torch thread, two runs at a time on the 2-core machine."]
+    text = "\n".join(lines) + "\n"
+    (STUDY.parent / "critic_width.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=TASKS_TRIED, default="Ant-v5")
+    parser.add_argument("--width", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report", action="store_true", help="write the table over the result files")
+    args = parser.parse_args()
+    if args.report:
+        print(report())
+        return
+    if args.width <= 0:
+        sys.exit(f"critic_width: --width must be positive, got {args.width}")
+    train(args.task, args.width, args.seed)
+
+
+if __name__ == "__main__":
+    main()
