@@ -1,0 +1,67 @@
+"""benchmarks/critic_width.py's decision rule and report on hand-made runs: a width passes on a task when its mean
+final return beats the 256-wide row's on the same seeds and its mean stability is not lower by more than 0.05, and
+is worth the full rerun only when it passes on both tasks tried."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.smoke.cli_helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+critic_width = pytest.importorskip("critic_width")
+
+
+def run(task: str, seed: int, curve: list[float], width: int | None = None) -> dict:
+    result = {"task": task, "seed": seed, "eval_returns": curve, "cpu_seconds": 600.0,
+              "machine": {"cpu_isa": "AVX512", "cpu": "AMD EPYC"}, "code_commit": {"commit": "abcdef0"}}
+    return result if width is None else {**result, "critic_width": width}
+
+
+def test_numbers_of_a_curve_by_hand():
+    n = critic_width.numbers(run("Ant-v5", 0, [100.0, 400.0, 200.0, 300.0, 300.0, 200.0]))
+    assert n["final"] == 200.0 and n["best"] == 400.0
+    assert n["last5"] == pytest.approx(280.0)  # (400 + 200 + 300 + 300 + 200) / 5
+    assert n["stability"] == pytest.approx(0.7)  # 280 / 400
+    assert n["cpu_min"] == pytest.approx(10.0)
+
+
+def test_a_width_passes_only_when_it_beats_the_base_on_both_tasks_and_keeps_its_stability():
+    steady_up = [500.0] * 5 + [1000.0] * 5  # stability 1.0, final 1000
+    base = run("Ant-v5", 0, [500.0] * 10)  # stability 1.0, final 500
+    pairs = {("Ant-v5", 512): [(base, run("Ant-v5", 0, steady_up, 512))],
+             ("Humanoid-v5", 512): [(run("Humanoid-v5", 0, [500.0] * 10), run("Humanoid-v5", 0, steady_up, 512))]}
+    assert critic_width.decision(pairs)[512]["worth_rerun"]
+
+    # Higher final on Humanoid, but its stability falls from 1.0 to 0.82 (last five 820 of a best of 1,000).
+    falling = [1000.0] * 5 + [1000.0, 700.0, 700.0, 700.0, 1000.0]
+    assert critic_width.numbers(run("Humanoid-v5", 0, falling))["stability"] == pytest.approx(0.82)
+    pairs[("Humanoid-v5", 512)] = [(run("Humanoid-v5", 0, [500.0] * 10), run("Humanoid-v5", 0, falling, 512))]
+    verdict = critic_width.decision(pairs)[512]
+    assert verdict["tasks"]["Ant-v5"]["passes"] and not verdict["tasks"]["Humanoid-v5"]["passes"]
+    assert not verdict["worth_rerun"]
+
+    # One task alone is never enough.
+    assert not critic_width.decision({("Ant-v5", 512): pairs[("Ant-v5", 512)]})[512]["worth_rerun"]
+
+
+def test_the_report_pairs_each_study_run_with_the_suite_run_of_its_seed(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    suite_file = results / "suite" / "ant" / "polyak_recommended_seed_3.json"
+    suite_file.parent.mkdir(parents=True)
+    suite_file.write_text(json.dumps(run("Ant-v5", 3, [100.0] * 20)))
+    study = results / "critic_width"
+    (study / "ant").mkdir(parents=True)
+    (study / "ant" / "w512_seed_3.json").write_text(json.dumps(run("Ant-v5", 3, [200.0] * 20, 512)))
+    (study / "ant" / "w512_seed_4.json").write_text(json.dumps(run("Ant-v5", 4, [900.0] * 20, 512)))  # no partner
+    monkeypatch.setattr(critic_width, "RESULTS", results)
+    monkeypatch.setattr(critic_width, "STUDY", study)
+    text = critic_width.report()
+    assert "| Ant-v5 | 3 | 256 | 100.0 |" in text and "| Ant-v5 | 3 | 512 | 200.0 |" in text
+    assert "900.0" not in text  # a seed without its 256-wide partner is not compared
+    assert "| 512 | Ant-v5 | 1 | 100.0 → 200.0 | 1.00 → 1.00 | yes |" in text
+    assert "width 512: not worth it (no runs yet on Humanoid-v5)" in text
+    assert (results / "critic_width.md").read_text() == text
