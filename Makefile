@@ -5,14 +5,17 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.polyak-installed
 # pytest-xdist workers for `make test`: one per core, at most 4 (a test file stays on one worker; tests/conftest.py).
 TEST_WORKERS ?= auto
+# Where pip finds torch (empty: pip's own index and configuration); see the setup recipe below.
+TORCH_INDEX ?=
 
 .PHONY: setup train test test-fast lint docs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# The CPU build of torch first, pinned for reproducible CI (polyak itself takes torch>=2.3,<3), so nothing pulls
-	# CUDA packages.
-	$(PY) -m pip install -qq torch==2.13.0
+	# torch first, pinned for reproducible CI (polyak itself takes torch>=2.3,<3). PyPI's Linux wheel of torch is a
+	# CUDA build; on a machine without a GPU, `make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu` takes the
+	# CPU build instead (where pip already finds a CPU build, as on this project's CI machines, leave it empty).
+	$(PY) -m pip install -qq torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -qq -e '.[dev,distributed,bench,bullet,onnx,docs]'
 	@touch $(STAMP)
 
