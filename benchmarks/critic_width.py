@@ -14,6 +14,10 @@ same seeds on both tasks, and its mean stability (mean of the last five evaluati
 lower by more than 0.05 on either. With two or three seeds this is a pilot: it can say "worth the rerun", not that
 the wider critic is better.
 
+The rerun collects here too: once the rule calls a width worth it, ``--task`` takes the other three MuJoCo tasks of
+the suite, and the report counts each task's seeds against the suite's 5 for the recommended row. The recommended
+config changes only when every task has them, so the suite's rows never mix two widths.
+
     python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
     python benchmarks/critic_width.py --report                              # the table over the result files
 
@@ -32,11 +36,22 @@ from pathlib import Path
 from typing import Any
 
 from common import claimed, code_commit, cpu_kind, load_average, machine_info
-from suite import RECOMMENDED_ROW, RESULTS, ROOT, TASKS, cpu_seconds, result_path, run_polyak, write_result
+from suite import (
+    RECOMMENDED_ROW,
+    RESULTS,
+    ROOT,
+    SAMPLE_EFFICIENCY_TASKS,
+    TASKS,
+    cpu_seconds,
+    result_path,
+    run_polyak,
+    seeds_asked,
+    write_result,
+)
 from suite_stats import stability_ratio
 
 STUDY = RESULTS / "critic_width"
-TASKS_TRIED = ("Ant-v5", "Humanoid-v5")
+TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
 STABILITY_SLACK = 0.05
 
@@ -145,6 +160,11 @@ def report() -> str:
         missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
         lines.append(f"- width {width}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
                      + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+    lines += ["", f"The rerun's progress (seeds with a {RECOMMENDED_ROW} partner, of the suite's "
+              f"{seeds_asked(RECOMMENDED_ROW)} per task):", ""]
+    for width in verdicts:
+        counts = [f"{task} {len(pairs.get((task, width), []))}" for task in SAMPLE_EFFICIENCY_TASKS]
+        lines.append(f"- width {width}: {', '.join(counts)}")
     commits = sorted({wide["code_commit"].get("commit", "?")[:7] for runs in pairs.values() for _, wide in runs})
     lines += ["", f"Study runs at {', '.join(commits)}, one torch thread, two runs at a time on the 2-core machine."]
     text = "\n".join(lines) + "\n"
@@ -154,7 +174,8 @@ def report() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", choices=TASKS_TRIED, default="Ant-v5")
+    parser.add_argument("--task", choices=SAMPLE_EFFICIENCY_TASKS, default="Ant-v5",
+                        help=f"the rule decides on {' and '.join(TASKS_TRIED)}; the others are for the rerun")
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--report", action="store_true", help="write the table over the result files")

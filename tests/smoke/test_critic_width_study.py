@@ -64,4 +64,15 @@ def test_the_report_pairs_each_study_run_with_the_suite_run_of_its_seed(tmp_path
     assert "900.0" not in text  # a seed without its 256-wide partner is not compared
     assert "| 512 | Ant-v5 | 1 | 100.0 → 200.0 | 1.00 → 1.00 | yes |" in text
     assert "width 512: not worth it (no runs yet on Humanoid-v5)" in text
+    assert "- width 512: HalfCheetah-v5 0, Hopper-v5 0, Walker2d-v5 0, Ant-v5 1, Humanoid-v5 0" in text
     assert (results / "critic_width.md").read_text() == text
+
+
+def test_the_rerun_tasks_join_the_table_but_not_the_rule():
+    steady_up = [500.0] * 5 + [1000.0] * 5
+    pairs = {(task, 512): [(run(task, 0, [500.0] * 10), run(task, 0, steady_up, 512))]
+             for task in ("Ant-v5", "Humanoid-v5")}
+    # A Hopper run far below its partner does not change the verdict: the rule is decided on Ant and Humanoid.
+    pairs[("Hopper-v5", 512)] = [(run("Hopper-v5", 0, [3000.0] * 10), run("Hopper-v5", 0, [100.0] * 10, 512))]
+    verdict = critic_width.decision(pairs)[512]
+    assert verdict["worth_rerun"] and set(verdict["tasks"]) == {"Ant-v5", "Humanoid-v5"}
