@@ -54,22 +54,26 @@ def greedy(average: ActorAverage) -> Callable[[np.ndarray], np.ndarray]:
     return act
 
 
-def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None) -> dict[str, Any]:
-    """One suite run of ``ROW`` (``budget`` env steps, the suite's by default: fewer only to try the script) with
-    the averages evaluated beside the live actor."""
+def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None, *, row: str = ROW,
+          extra_bindings: tuple[str, ...] = (), run_dir: Path | None = None) -> dict[str, Any]:
+    """One suite run of ``row`` (``budget`` env steps, the suite's by default: fewer only to try the script) with
+    the averages evaluated beside the policy the row evaluates (``eval_returns``: ``ROW``'s live actor; the
+    recommended row's own averaged actor, its live actor then in ``live_eval_returns``). ``extra_bindings`` (a
+    study's change, e.g. ``benchmarks/critic_width.py``) go after the protocol's."""
     from polyak.planning import open_trainer, plan_run
     from polyak.threads import set_threads
 
     spec = TASKS[task]
-    run_dir = ROOT / "runs" / "actor_average" / f"{spec.config_stem}_seed_{seed}"
+    run_dir = run_dir or ROOT / "runs" / "actor_average" / f"{spec.config_stem}_seed_{seed}"
     if run_dir.exists():
         import shutil
 
         shutil.rmtree(run_dir)
     bindings = [f"TrainerConfig.max_env_steps = {budget or spec.budget}",
                 f"TrainerConfig.eval_interval = {min(spec.eval_every, budget or spec.eval_every)}",
-                f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False"]
-    config = config_file(task, ROW.removeprefix("polyak_"))
+                f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False",
+                *extra_bindings]
+    config = config_file(task, row.removeprefix("polyak_"))
     plan = plan_run(str(config), bindings, run_dir=run_dir, seed=seed)
     set_threads(plan.configs.trainer.threads)
     averages: list[ActorAverage] = []
@@ -81,7 +85,7 @@ def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = No
         index = len(trainer.progress.eval_scores) - 1  # the live actor's start states
         for average in averages:
             scores[average.rate].append(trainer.evaluator.evaluate(greedy(average), index))
-        print(f"{env_steps}: live {score:.1f}, "
+        print(f"{env_steps}: evaluated {score:.1f}, "
               + ", ".join(f"tau {a.rate:g} {scores[a.rate][-1]:.1f}" for a in averages), flush=True)
 
     trainer, _ = open_trainer(plan, on_evaluation)
@@ -102,8 +106,11 @@ def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = No
     learner.update = update
     started = time.time()
     trainer.run()
-    evals = [(int(r["env_steps"]), float(r["score"])) for r in read_metrics(run_dir) if r["kind"] == "eval"]
-    return {"eval_steps": [s for s, _ in evals], "live": [r for _, r in evals],
+    metrics = read_metrics(run_dir)
+    evals = [(int(r["env_steps"]), float(r["score"])) for r in metrics if r["kind"] == "eval"]
+    live = [float(r["score"]) for r in metrics if r["kind"] == "eval_live"]
+    return {"eval_steps": [s for s, _ in evals], "eval_returns": [r for _, r in evals],
+            **({"live_eval_returns": live} if live else {}),
             "averages": {f"{tau:g}": scores[tau] for tau in taus}, "wall_seconds": round(time.time() - started, 1),
             "settings": {"config": str(config.relative_to(ROOT)), "gin_params": bindings, "taus": list(taus)}}
 
@@ -120,6 +127,7 @@ def run(task: str, seed: int, taus: tuple[float, ...], budget: int | None = None
     torch.set_num_threads(1)
     load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
     result = train(task, seed, taus, budget)
+    result["live"] = result.pop("eval_returns")  # ROW evaluates its live actor
     same = same_as_suite(task, seed, result["live"]) if budget is None else None
     result.update({"task": task, "row": ROW, "seed": seed, "budget": budget or TASKS[task].budget,
                    "same_as_suite": same,

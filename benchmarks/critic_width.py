@@ -14,15 +14,25 @@ same seeds on both tasks, and its mean stability (mean of the last five evaluati
 lower by more than 0.05 on either. With two or three seeds this is a pilot: it can say "worth the rerun", not that
 the wider critic is better.
 
+The pilot's verdict (``benchmarks/results/critic_width.md``): 512 wide is not worth the rerun, on Humanoid's
+stability alone (its evaluations swing at a higher level). A follow-up, with its rule written after that verdict and
+before any of its runs: do slower averages of the actor steady the wide critic? ``--taus`` trains the same run and
+evaluates, beside the shipped average (rate 0.002), averages of the actor with the given rates on the same start
+states (``benchmarks/actor_average.py``'s method; training is unchanged). Each rate, the shipped one included, is
+judged by the pilot's rule against the 256-wide row on the same seeds: mean final return above it on Ant-v5 and
+Humanoid-v5, mean stability not lower by more than 0.05 on either. A rate that passes on both is worth the full
+rerun at that width with that rate; of several, the one with the highest mean stability over the two tasks.
+
 The rerun collects here too: once the rule calls a width worth it, ``--task`` takes the other three MuJoCo tasks of
 the suite, and the report counts each task's seeds against the suite's 5 for the recommended row. The recommended
 config changes only when every task has them, so the suite's rows never mix two widths.
 
     python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
+    python benchmarks/critic_width.py --task Humanoid-v5 --seed 0 --taus    # the follow-up, ~80 CPU minutes
     python benchmarks/critic_width.py --report                              # the table over the result files
 
-Writes ``benchmarks/results/critic_width/<task stem>/w<W>_seed_<seed>.json`` and, with ``--report``,
-``benchmarks/results/critic_width.md``.
+Writes ``benchmarks/results/critic_width/<task stem>/w<W>_seed_<seed>.json`` (the follow-up:
+``critic_width_averaging/``) and, with ``--report``, ``benchmarks/results/critic_width.md``.
 """
 
 from __future__ import annotations
@@ -51,6 +61,9 @@ from suite import (
 from suite_stats import stability_ratio
 
 STUDY = RESULTS / "critic_width"
+AVERAGING = RESULTS / "critic_width_averaging"  # the follow-up's runs: the shipped average and slower ones
+TAUS = (0.001, 0.0005)  # about the last 1,000 and 2,000 actor updates (the shipped 0.002: 500)
+SHIPPED = "shipped"
 TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
 STABILITY_SLACK = 0.05
@@ -87,6 +100,57 @@ def train(task: str, width: int, seed: int) -> None:
         print(f"{task} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)
 
 
+def averaging_path(task: str, width: int, seed: int) -> Path:
+    return AVERAGING / TASKS[task].config_stem / f"w{width}_seed_{seed}.json"
+
+
+def train_with_averages(task: str, width: int, seed: int, taus: tuple[float, ...]) -> None:
+    """The follow-up's run: the recommended row with a ``width``-wide critic, and averages of the actor at ``taus``
+    evaluated beside its shipped one on the same start states."""
+    import torch
+    from actor_average import train as train_averages
+
+    path = averaging_path(task, width, seed)
+    with claimed(path) as mine:
+        if not mine or path.exists():
+            print(f"{path.name}: {'done already' if mine else 'another runner is training it'}; skipped")
+            return
+        torch.set_num_threads(1)
+        load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
+        run_dir = ROOT / "runs" / "critic_width_averaging" / TASKS[task].config_stem / f"w{width}_seed_{seed}"
+        result = train_averages(task, seed, taus, row=RECOMMENDED_ROW, run_dir=run_dir,
+                                extra_bindings=(f"critic/NetworkConfig.hidden_sizes = ({width}, {width})",))
+        pilot = study_path(task, width, seed)
+        result.update({
+            "task": task, "row": RECOMMENDED_ROW, "critic_width": width, "seed": seed, "budget": TASKS[task].budget,
+            "final_return": result["eval_returns"][-1], "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
+            "same_as_pilot": (json.loads(pilot.read_text())["eval_returns"] == result["eval_returns"]
+                              if pilot.exists() else None),
+            "code_commit": commit, "machine": machine_info(),
+            "load_average": {"before": load_before, "after": load_average()},
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        })
+        write_result(path, result)
+        print(f"{task} width {width} seed {seed}: shipped {result['final_return']:.1f}, "
+              + ", ".join(f"tau {tau} {curve[-1]:.1f}" for tau, curve in result["averages"].items()), flush=True)
+
+
+def averaging_pairs() -> dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Per (task, average: ``SHIPPED`` or a rate), the (suite run at 256, follow-up curve as a result) pairs."""
+    pairs: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
+        wide = json.loads(path.read_text())
+        base_path = result_path(RESULTS, wide["task"], RECOMMENDED_ROW, wide["seed"])
+        if not base_path.exists():
+            continue
+        base = json.loads(base_path.read_text())
+        curves = {SHIPPED: wide["eval_returns"], **wide["averages"]}
+        for name, curve in curves.items():
+            label = f"w{wide['critic_width']} {name if name == SHIPPED else 'tau ' + name}"
+            pairs.setdefault((wide["task"], label), []).append((base, {**wide, "eval_returns": curve}))
+    return pairs
+
+
 def numbers(result: dict[str, Any]) -> dict[str, float]:
     curve = result["eval_returns"]
     return {"final": curve[-1], "best": max(curve), "last5": statistics.mean(curve[-5:]),
@@ -105,10 +169,11 @@ def paired_runs() -> dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, 
     return pairs
 
 
-def decision(pairs: dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, Any]]]]) -> dict[int, dict[str, Any]]:
-    """The module docstring's rule, per width: the mean final return above the 256-wide row's on the same seeds on
-    every task tried, and the mean stability not lower by more than ``STABILITY_SLACK``."""
-    verdicts: dict[int, dict[str, Any]] = {}
+def decision(pairs: dict[tuple[str, Any], list[tuple[dict[str, Any], dict[str, Any]]]]) -> dict[Any, dict[str, Any]]:
+    """The module docstring's rule, per variant (a width, or the follow-up's averages): the mean final return above
+    the 256-wide row's on the same seeds on every task tried, and the mean stability not lower by more than
+    ``STABILITY_SLACK``."""
+    verdicts: dict[Any, dict[str, Any]] = {}
     for width in sorted({w for _, w in pairs}):
         per_task = {}
         for task in TASKS_TRIED:
@@ -125,6 +190,52 @@ def decision(pairs: dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, A
         verdicts[width] = {"tasks": per_task, "worth_rerun": len(per_task) == len(TASKS_TRIED)
                            and all(t["passes"] for t in per_task.values())}
     return verdicts
+
+
+def averaging_pick(verdicts: dict[str, dict[str, Any]]) -> str | None:
+    """The follow-up's pick: of the averages worth the rerun, the one with the highest mean stability over the
+    tasks (None: none is worth it)."""
+    passing = [name for name, verdict in verdicts.items() if verdict["worth_rerun"]]
+    return max(passing, key=lambda name: statistics.mean(t["stability"][1] for t in verdicts[name]["tasks"].values()),
+               default=None)
+
+
+def averaging_lines() -> list[str]:
+    """The follow-up's table and verdict (nothing before its first run)."""
+    pairs = averaging_pairs()
+    if not pairs:
+        return []
+    lines = ["", "## Follow-up: slower averages of the actor with the wide critic", "",
+             "Each run is one training of the recommended row with the wide critic; every average plays the same start "
+             "states at each evaluation (`shipped`: the config's own, rate 0.002). Its 256-wide partner is the suite's "
+             "run of the same seed.", "",
+             "| task | seed | policy | final | best | mean of last 5 | stability | 256: final | 256: stability |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (task, label), runs in sorted(pairs.items()):
+        for base, wide in sorted(runs, key=lambda pair: pair[1]["seed"]):
+            n, b = numbers(wide), numbers(base)
+            lines.append(f"| {task} | {wide['seed']} | {label} | {n['final']:.1f} | {n['best']:.1f} | "
+                         f"{n['last5']:.1f} | {n['stability']:.2f} | {b['final']:.1f} | {b['stability']:.2f} |")
+    verdicts = decision(pairs)
+    lines += ["", "| policy | task | seeds | mean final, 256 → policy | mean stability, 256 → policy | passes |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for label, verdict in verdicts.items():
+        for task, t in verdict["tasks"].items():
+            lines.append(f"| {label} | {task} | {t['seeds']} | {t['final'][0]:.1f} → {t['final'][1]:.1f} | "
+                         f"{t['stability'][0]:.2f} → {t['stability'][1]:.2f} | {'yes' if t['passes'] else 'no'} |")
+    lines.append("")
+    for label, verdict in verdicts.items():
+        missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
+        lines.append(f"- {label}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
+                     + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+    lines += ["", f"Pick: **{averaging_pick(verdicts) or 'none yet'}**.", ""]
+    for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
+        run = json.loads(path.read_text())
+        same = {True: "yes", False: "no", None: "no pilot run"}[run["same_as_pilot"]]
+        lines.append(f"- {run['task']} seed {run['seed']}: the shipped curve equals the pilot's run of the seed: "
+                     f"{same} (at {run['code_commit'].get('commit', '?')[:7]}, {cpu_kind(run['machine'])}, "
+                     f"{run['cpu_seconds'] / 60:.1f} CPU min)")
+    return lines
 
 
 def report() -> str:
@@ -167,6 +278,7 @@ def report() -> str:
         lines.append(f"- width {width}: {', '.join(counts)}")
     commits = sorted({wide["code_commit"].get("commit", "?")[:7] for runs in pairs.values() for _, wide in runs})
     lines += ["", f"Study runs at {', '.join(commits)}, one torch thread, two runs at a time on the 2-core machine."]
+    lines += averaging_lines()
     text = "\n".join(lines) + "\n"
     (STUDY.parent / "critic_width.md").write_text(text)
     return text
@@ -178,6 +290,9 @@ def main() -> None:
                         help=f"the rule decides on {' and '.join(TASKS_TRIED)}; the others are for the rerun")
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--taus", type=float, nargs="*", metavar="TAU",
+                        help=f"the follow-up: evaluate averages of the actor at these rates beside the shipped one "
+                             f"(no value: {' '.join(map(str, TAUS))})")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     args = parser.parse_args()
     if args.report:
@@ -185,6 +300,12 @@ def main() -> None:
         return
     if args.width <= 0:
         sys.exit(f"critic_width: --width must be positive, got {args.width}")
+    if args.taus is not None:
+        taus = tuple(args.taus) or TAUS
+        if any(not 0.0 < tau <= 1.0 for tau in taus):
+            sys.exit(f"critic_width: every --taus rate must be in (0, 1], got {' '.join(map(str, taus))}")
+        train_with_averages(args.task, args.width, args.seed, taus)
+        return
     train(args.task, args.width, args.seed)
 
 

@@ -76,3 +76,49 @@ def test_the_rerun_tasks_join_the_table_but_not_the_rule():
     pairs[("Hopper-v5", 512)] = [(run("Hopper-v5", 0, [3000.0] * 10), run("Hopper-v5", 0, [100.0] * 10, 512))]
     verdict = critic_width.decision(pairs)[512]
     assert verdict["worth_rerun"] and set(verdict["tasks"]) == {"Ant-v5", "Humanoid-v5"}
+
+
+def test_the_follow_up_judges_each_average_by_the_pilots_rule_and_picks_the_steadiest(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    for stem, task in (("ant", "Ant-v5"), ("humanoid", "Humanoid-v5")):
+        suite_file = results / "suite" / stem / "polyak_recommended_seed_0.json"
+        suite_file.parent.mkdir(parents=True)
+        suite_file.write_text(json.dumps(run(task, 0, [500.0] * 10)))  # final 500, stability 1.0
+        wide = {**run(task, 0, [500.0] * 5 + [2000.0, 1000.0] * 2 + [2000.0], 512),  # shipped: last five 1,600
+                "averages": {"0.001": [500.0] * 5 + [1900.0] * 5,  # stability 1.0, final 1,900
+                             "0.0005": [500.0] * 5 + [1000.0] * 4 + [1950.0]},  # stability 0.61, final 1,950
+                "same_as_pilot": None}
+        (results / "critic_width_averaging" / stem).mkdir(parents=True)
+        (results / "critic_width_averaging" / stem / "w512_seed_0.json").write_text(json.dumps(wide))
+    (results / "critic_width" / "ant").mkdir(parents=True)
+    (results / "critic_width" / "ant" / "w512_seed_0.json").write_text(json.dumps(run("Ant-v5", 0, [600.0] * 10, 512)))
+    monkeypatch.setattr(critic_width, "RESULTS", results)
+    monkeypatch.setattr(critic_width, "STUDY", results / "critic_width")
+    monkeypatch.setattr(critic_width, "AVERAGING", results / "critic_width_averaging")
+
+    verdicts = critic_width.decision(critic_width.averaging_pairs())
+    assert set(verdicts) == {"w512 shipped", "w512 tau 0.001", "w512 tau 0.0005"}
+    assert not verdicts["w512 shipped"]["worth_rerun"]  # stability 1.0 -> 0.80, beyond the 0.05 allowed
+    assert verdicts["w512 tau 0.001"]["worth_rerun"] and not verdicts["w512 tau 0.0005"]["worth_rerun"]
+    assert critic_width.averaging_pick(verdicts) == "w512 tau 0.001"
+
+    text = critic_width.report()
+    assert "| Humanoid-v5 | 0 | w512 tau 0.001 | 1900.0 | 1900.0 | 1900.0 | 1.00 | 500.0 | 1.00 |" in text
+    assert "| w512 shipped | Ant-v5 | 1 | 500.0 → 2000.0 | 1.00 → 0.80 | no |" in text
+    assert "Pick: **w512 tau 0.001**." in text
+    assert "- Ant-v5 seed 0: the shipped curve equals the pilot's run of the seed: no pilot run" in text
+
+
+def test_a_follow_up_run_evaluates_its_averages_beside_the_shipped_one(tmp_path):
+    """A short real run of the recommended row through actor_average.train: an extra average at the shipped rate
+    (0.002) is the shipped averaged actor, score for score; another rate is another policy. (In a run this short
+    every rate below 0.002 is still in the warm-up, which moves all of them alike, so the other rate is 0.5.)"""
+    actor_average = pytest.importorskip("actor_average")
+    small = ("critic/NetworkConfig.hidden_sizes = (32, 32)", "actor/NetworkConfig.hidden_sizes = (32, 32)",
+             "TrainerConfig.start_steps = 300", "ReplayConfig.min_size = 300",
+             "TrainerConfig.eval_interval = 400", "TrainerConfig.eval_episodes = 2")
+    result = actor_average.train("Hopper-v5", 0, (0.002, 0.5), budget=1200, row="polyak_recommended",
+                                 extra_bindings=small, run_dir=tmp_path / "run")
+    assert len(result["eval_returns"]) == len(result["live_eval_returns"]) == 3
+    assert result["averages"]["0.002"] == result["eval_returns"]
+    assert result["averages"]["0.5"] != result["eval_returns"]
