@@ -42,6 +42,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,20 +74,20 @@ def study_path(task: str, width: int, seed: int) -> Path:
     return STUDY / TASKS[task].config_stem / f"w{width}_seed_{seed}.json"
 
 
-def train(task: str, width: int, seed: int) -> None:
-    """One suite run of the recommended row with a ``width``-wide critic; its result file, as the suite writes one."""
+def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
+                 train_one: Callable[[Path, str], dict[str, Any]]) -> dict[str, Any] | None:
+    """``train_one(run_dir, critic binding)`` under ``path``'s claim, its result file written with the suite's
+    record (commit, machine, load, CPU time); None when the result exists already or another runner has it."""
     import torch
 
-    path = study_path(task, width, seed)
     with claimed(path) as mine:
         if not mine or path.exists():
             print(f"{path.name}: {'done already' if mine else 'another runner is training it'}; skipped")
-            return
+            return None
         torch.set_num_threads(1)
         load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
-        binding = f"critic/NetworkConfig.hidden_sizes = ({width}, {width})"
-        run_dir = ROOT / "runs" / "critic_width" / TASKS[task].config_stem / f"w{width}_seed_{seed}"
-        result = run_polyak(task, RECOMMENDED_ROW, seed, extra_bindings=(binding,), run_dir=run_dir)
+        run_dir = ROOT / "runs" / folder / TASKS[task].config_stem / f"w{width}_seed_{seed}"
+        result = train_one(run_dir, f"critic/NetworkConfig.hidden_sizes = ({width}, {width})")
         budget = TASKS[task].budget
         result.update({
             "task": task, "row": RECOMMENDED_ROW, "critic_width": width, "seed": seed, "budget": budget,
@@ -97,6 +98,15 @@ def train(task: str, width: int, seed: int) -> None:
         })
         result["env_steps_per_cpu_s"] = round(budget / max(result["cpu_seconds"], 1e-9), 2)
         write_result(path, result)
+        return result
+
+
+def train(task: str, width: int, seed: int) -> None:
+    """One suite run of the recommended row with a ``width``-wide critic; its result file, as the suite writes one."""
+    result = recorded_run(study_path(task, width, seed), task, width, seed, "critic_width",
+                          lambda run_dir, binding: run_polyak(task, RECOMMENDED_ROW, seed, extra_bindings=(binding,),
+                                                              run_dir=run_dir))
+    if result is not None:
         print(f"{task} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)
 
 
@@ -107,30 +117,18 @@ def averaging_path(task: str, width: int, seed: int) -> Path:
 def train_with_averages(task: str, width: int, seed: int, taus: tuple[float, ...]) -> None:
     """The follow-up's run: the recommended row with a ``width``-wide critic, and averages of the actor at ``taus``
     evaluated beside its shipped one on the same start states."""
-    import torch
     from actor_average import train as train_averages
 
-    path = averaging_path(task, width, seed)
-    with claimed(path) as mine:
-        if not mine or path.exists():
-            print(f"{path.name}: {'done already' if mine else 'another runner is training it'}; skipped")
-            return
-        torch.set_num_threads(1)
-        load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
-        run_dir = ROOT / "runs" / "critic_width_averaging" / TASKS[task].config_stem / f"w{width}_seed_{seed}"
-        result = train_averages(task, seed, taus, row=RECOMMENDED_ROW, run_dir=run_dir,
-                                extra_bindings=(f"critic/NetworkConfig.hidden_sizes = ({width}, {width})",))
-        pilot = study_path(task, width, seed)
-        result.update({
-            "task": task, "row": RECOMMENDED_ROW, "critic_width": width, "seed": seed, "budget": TASKS[task].budget,
-            "final_return": result["eval_returns"][-1], "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
-            "same_as_pilot": (json.loads(pilot.read_text())["eval_returns"] == result["eval_returns"]
-                              if pilot.exists() else None),
-            "code_commit": commit, "machine": machine_info(),
-            "load_average": {"before": load_before, "after": load_average()},
-            "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        })
-        write_result(path, result)
+    pilot = study_path(task, width, seed)
+
+    def train_one(run_dir: Path, binding: str) -> dict[str, Any]:
+        result = train_averages(task, seed, taus, row=RECOMMENDED_ROW, run_dir=run_dir, extra_bindings=(binding,))
+        result["same_as_pilot"] = (json.loads(pilot.read_text())["eval_returns"] == result["eval_returns"]
+                                   if pilot.exists() else None)
+        return result
+
+    result = recorded_run(averaging_path(task, width, seed), task, width, seed, "critic_width_averaging", train_one)
+    if result is not None:
         print(f"{task} width {width} seed {seed}: shipped {result['final_return']:.1f}, "
               + ", ".join(f"tau {tau} {curve[-1]:.1f}" for tau, curve in result["averages"].items()), flush=True)
 
@@ -200,6 +198,22 @@ def averaging_pick(verdicts: dict[str, dict[str, Any]]) -> str | None:
                default=None)
 
 
+def verdict_lines(verdicts: dict[Any, dict[str, Any]], column: str, name: Callable[[Any], str]) -> list[str]:
+    """The rule's means per variant and task as a table, then each variant's verdict (``name`` says which)."""
+    lines = [f"| {column} | task | seeds | mean final, 256 → {column} | mean stability, 256 → {column} | passes |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for key, verdict in verdicts.items():
+        for task, t in verdict["tasks"].items():
+            lines.append(f"| {key} | {task} | {t['seeds']} | {t['final'][0]:.1f} → {t['final'][1]:.1f} | "
+                         f"{t['stability'][0]:.2f} → {t['stability'][1]:.2f} | {'yes' if t['passes'] else 'no'} |")
+    lines.append("")
+    for key, verdict in verdicts.items():
+        missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
+        lines.append(f"- {name(key)}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
+                     + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+    return lines
+
+
 def averaging_lines() -> list[str]:
     """The follow-up's table and verdict (nothing before its first run)."""
     pairs = averaging_pairs()
@@ -217,17 +231,7 @@ def averaging_lines() -> list[str]:
             lines.append(f"| {task} | {wide['seed']} | {label} | {n['final']:.1f} | {n['best']:.1f} | "
                          f"{n['last5']:.1f} | {n['stability']:.2f} | {b['final']:.1f} | {b['stability']:.2f} |")
     verdicts = decision(pairs)
-    lines += ["", "| policy | task | seeds | mean final, 256 → policy | mean stability, 256 → policy | passes |",
-              "| --- | --- | --- | --- | --- | --- |"]
-    for label, verdict in verdicts.items():
-        for task, t in verdict["tasks"].items():
-            lines.append(f"| {label} | {task} | {t['seeds']} | {t['final'][0]:.1f} → {t['final'][1]:.1f} | "
-                         f"{t['stability'][0]:.2f} → {t['stability'][1]:.2f} | {'yes' if t['passes'] else 'no'} |")
-    lines.append("")
-    for label, verdict in verdicts.items():
-        missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
-        lines.append(f"- {label}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
-                     + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+    lines += ["", *verdict_lines(verdicts, "policy", str)]
     lines += ["", f"Pick: **{averaging_pick(verdicts) or 'none yet'}**.", ""]
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         run = json.loads(path.read_text())
@@ -258,19 +262,9 @@ def report() -> str:
                              f"{cpu_kind(result['machine'])} |")
     lines += ["", "Means over the paired seeds, and the rule (module docstring): a width is worth the full rerun "
               "when its mean final return is above the 256-wide row's on both tasks and its stability is not lower "
-              f"by more than {STABILITY_SLACK}.", "",
-              "| width | task | seeds | mean final, 256 → width | mean stability, 256 → width | passes |",
-              "| --- | --- | --- | --- | --- | --- |"]
+              f"by more than {STABILITY_SLACK}.", ""]
     verdicts = decision(pairs)
-    for width, verdict in verdicts.items():
-        for task, t in verdict["tasks"].items():
-            lines.append(f"| {width} | {task} | {t['seeds']} | {t['final'][0]:.1f} → {t['final'][1]:.1f} | "
-                         f"{t['stability'][0]:.2f} → {t['stability'][1]:.2f} | {'yes' if t['passes'] else 'no'} |")
-    lines.append("")
-    for width, verdict in verdicts.items():
-        missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
-        lines.append(f"- width {width}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
-                     + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+    lines += verdict_lines(verdicts, "width", lambda width: f"width {width}")
     lines += ["", f"The rerun's progress (seeds with a {RECOMMENDED_ROW} partner, of the suite's "
               f"{seeds_asked(RECOMMENDED_ROW)} per task):", ""]
     for width in verdicts:

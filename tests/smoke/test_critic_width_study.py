@@ -122,3 +122,21 @@ def test_a_follow_up_run_evaluates_its_averages_beside_the_shipped_one(tmp_path)
     assert len(result["eval_returns"]) == len(result["live_eval_returns"]) == 3
     assert result["averages"]["0.002"] == result["eval_returns"]
     assert result["averages"]["0.5"] != result["eval_returns"]
+
+
+def test_a_recorded_run_writes_the_suites_record_once(tmp_path):
+    path = tmp_path / "ant" / "w64_seed_0.json"
+    path.parent.mkdir()
+    seen = []
+
+    def train_one(run_dir, binding):
+        seen.append((run_dir.name, binding))
+        return {"eval_returns": [1.0, 2.0]}
+
+    result = critic_width.recorded_run(path, "Ant-v5", 64, 0, "critic_width_test", train_one)
+    assert seen == [("w64_seed_0", "critic/NetworkConfig.hidden_sizes = (64, 64)")]
+    written = json.loads(path.read_text())
+    assert written == result and written["final_return"] == 2.0 and written["critic_width"] == 64
+    assert written["env_steps_per_cpu_s"] > 0 and {"code_commit", "machine", "load_average"} <= set(written)
+    assert critic_width.recorded_run(path, "Ant-v5", 64, 0, "critic_width_test", train_one) is None  # done already
+    assert len(seen) == 1
