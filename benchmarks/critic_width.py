@@ -209,8 +209,10 @@ def verdict_lines(verdicts: dict[Any, dict[str, Any]], column: str, name: Callab
     lines.append("")
     for key, verdict in verdicts.items():
         missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
-        lines.append(f"- {name(key)}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}"
-                     + (f" (no runs yet on {', '.join(missing)})" if missing else ""))
+        if missing:
+            lines.append(f"- {name(key)}: undecided (no runs yet on {', '.join(missing)})")
+        else:
+            lines.append(f"- {name(key)}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}")
     return lines
 
 
@@ -232,7 +234,8 @@ def averaging_lines() -> list[str]:
                          f"{n['last5']:.1f} | {n['stability']:.2f} | {b['final']:.1f} | {b['stability']:.2f} |")
     verdicts = decision(pairs)
     lines += ["", *verdict_lines(verdicts, "policy", str)]
-    lines += ["", f"Pick: **{averaging_pick(verdicts) or 'none yet'}**.", ""]
+    decided = all(len(verdict["tasks"]) == len(TASKS_TRIED) for verdict in verdicts.values())
+    lines += ["", f"Pick: **{averaging_pick(verdicts) or ('none' if decided else 'none yet')}**.", ""]
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         run = json.loads(path.read_text())
         same = {True: "yes", False: "no", None: "no pilot run"}[run["same_as_pilot"]]

@@ -63,7 +63,7 @@ def test_the_report_pairs_each_study_run_with_the_suite_run_of_its_seed(tmp_path
     assert "| Ant-v5 | 3 | 256 | 100.0 |" in text and "| Ant-v5 | 3 | 512 | 200.0 |" in text
     assert "900.0" not in text  # a seed without its 256-wide partner is not compared
     assert "| 512 | Ant-v5 | 1 | 100.0 → 200.0 | 1.00 → 1.00 | yes |" in text
-    assert "width 512: not worth it (no runs yet on Humanoid-v5)" in text
+    assert "width 512: undecided (no runs yet on Humanoid-v5)" in text
     assert "- width 512: HalfCheetah-v5 0, Hopper-v5 0, Walker2d-v5 0, Ant-v5 1, Humanoid-v5 0" in text
     assert (results / "critic_width.md").read_text() == text
 
@@ -107,6 +107,27 @@ def test_the_follow_up_judges_each_average_by_the_pilots_rule_and_picks_the_stea
     assert "| w512 shipped | Ant-v5 | 1 | 500.0 → 2000.0 | 1.00 → 0.80 | no |" in text
     assert "Pick: **w512 tau 0.001**." in text
     assert "- Ant-v5 seed 0: the shipped curve equals the pilot's run of the seed: no pilot run" in text
+
+
+def test_the_follow_up_is_undecided_until_both_tasks_have_runs_and_then_may_pick_none(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    monkeypatch.setattr(critic_width, "RESULTS", results)
+    monkeypatch.setattr(critic_width, "STUDY", results / "critic_width")
+    monkeypatch.setattr(critic_width, "AVERAGING", results / "critic_width_averaging")
+    (results / "critic_width" / "ant").mkdir(parents=True)  # the report starts from the pilot's runs
+    (results / "critic_width" / "ant" / "w512_seed_0.json").write_text(json.dumps(run("Ant-v5", 0, [600.0] * 10, 512)))
+    for stem, task in (("ant", "Ant-v5"), ("humanoid", "Humanoid-v5")):
+        suite_file = results / "suite" / stem / "polyak_recommended_seed_0.json"
+        suite_file.parent.mkdir(parents=True)
+        suite_file.write_text(json.dumps(run(task, 0, [500.0] * 10)))
+        wide = {**run(task, 0, [500.0] * 10, 512), "averages": {"0.001": [400.0] * 10}, "same_as_pilot": None}
+        (results / "critic_width_averaging" / stem).mkdir(parents=True)
+        (results / "critic_width_averaging" / stem / "w512_seed_0.json").write_text(json.dumps(wide))
+        text = critic_width.report()
+        if task == "Ant-v5":  # final 400 is not above the 256-wide 500 on Ant, but Humanoid is still to run
+            assert "- w512 tau 0.001: undecided (no runs yet on Humanoid-v5)" in text and "Pick: **none yet**." in text
+    assert "- w512 tau 0.001: not worth it" in text and "- w512 shipped: not worth it" in text
+    assert "Pick: **none**." in text
 
 
 def test_a_follow_up_run_evaluates_its_averages_beside_the_shipped_one(tmp_path):
