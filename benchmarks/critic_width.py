@@ -21,7 +21,9 @@ evaluates, beside the shipped average (rate 0.002), averages of the actor with t
 states (``benchmarks/actor_average.py``'s method; training is unchanged). Each rate, the shipped one included, is
 judged by the pilot's rule against the 256-wide row on the same seeds: mean final return above it on Ant-v5 and
 Humanoid-v5, mean stability not lower by more than 0.05 on either. A rate that passes on both is worth the full
-rerun at that width with that rate; of several, the one with the highest mean stability over the two tasks.
+rerun at that width with that rate; of several, the one with the highest mean stability over the two tasks. The
+verdict is read once the pilot's seeds have run (Humanoid-v5 0-2, Ant-v5 0-1; said after the first two Humanoid
+runs, about which seeds only); the report says "undecided" while a task has none.
 
 The rerun collects here too: once the rule calls a width worth it, ``--task`` takes the other three MuJoCo tasks of
 the suite, and the report counts each task's seeds against the suite's 5 for the recommended row. The recommended
