@@ -67,6 +67,7 @@ STUDY = RESULTS / "critic_width"
 AVERAGING = RESULTS / "critic_width_averaging"  # the follow-up's runs: the shipped average and slower ones
 TAUS = (0.001, 0.0005)  # about the last 1,000 and 2,000 actor updates (the shipped 0.002: 500)
 SHIPPED = "shipped"
+FOLLOW_UP_SEEDS = {"Ant-v5": (0, 1), "Humanoid-v5": (0, 1, 2)}  # the pilot's: the follow-up's verdict waits for them
 TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
 STABILITY_SLACK = 0.05
@@ -200,8 +201,10 @@ def averaging_pick(verdicts: dict[str, dict[str, Any]]) -> str | None:
                default=None)
 
 
-def verdict_lines(verdicts: dict[Any, dict[str, Any]], column: str, name: Callable[[Any], str]) -> list[str]:
-    """The rule's means per variant and task as a table, then each variant's verdict (``name`` says which)."""
+def verdict_lines(verdicts: dict[Any, dict[str, Any]], column: str, name: Callable[[Any], str],
+                  waiting: str = "") -> list[str]:
+    """The rule's means per variant and task as a table, then each variant's verdict (``name`` says which;
+    ``waiting``: the runs still owed before any verdict is read)."""
     lines = [f"| {column} | task | seeds | mean final, 256 → {column} | mean stability, 256 → {column} | passes |",
              "| --- | --- | --- | --- | --- | --- |"]
     for key, verdict in verdicts.items():
@@ -211,8 +214,8 @@ def verdict_lines(verdicts: dict[Any, dict[str, Any]], column: str, name: Callab
     lines.append("")
     for key, verdict in verdicts.items():
         missing = [t for t in TASKS_TRIED if t not in verdict["tasks"]]
-        if missing:
-            lines.append(f"- {name(key)}: undecided (no runs yet on {', '.join(missing)})")
+        if missing or waiting:
+            lines.append(f"- {name(key)}: undecided ({waiting or 'no runs yet on ' + ', '.join(missing)})")
         else:
             lines.append(f"- {name(key)}: {'worth the full rerun' if verdict['worth_rerun'] else 'not worth it'}")
     return lines
@@ -235,9 +238,13 @@ def averaging_lines() -> list[str]:
             lines.append(f"| {task} | {wide['seed']} | {label} | {n['final']:.1f} | {n['best']:.1f} | "
                          f"{n['last5']:.1f} | {n['stability']:.2f} | {b['final']:.1f} | {b['stability']:.2f} |")
     verdicts = decision(pairs)
-    lines += ["", *verdict_lines(verdicts, "policy", str)]
-    decided = all(len(verdict["tasks"]) == len(TASKS_TRIED) for verdict in verdicts.values())
-    lines += ["", f"Pick: **{averaging_pick(verdicts) or ('none' if decided else 'none yet')}**.", ""]
+    done = {(task, wide["seed"]) for (task, _), runs in pairs.items() for _, wide in runs}
+    owed = [f"{task} seed {seed}" for task, seeds in FOLLOW_UP_SEEDS.items() for seed in seeds
+            if (task, seed) not in done]
+    lines += ["", *verdict_lines(verdicts, "policy", str, f"waiting for {', '.join(owed)}" if owed else "")]
+    decided = not owed and all(len(verdict["tasks"]) == len(TASKS_TRIED) for verdict in verdicts.values())
+    pick = averaging_pick(verdicts) if decided else None
+    lines += ["", f"Pick: **{pick or ('none' if decided else 'none yet')}**.", ""]
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         run = json.loads(path.read_text())
         same = {True: "yes", False: "no", None: "no pilot run"}[run["same_as_pilot"]]

@@ -95,6 +95,10 @@ def test_the_follow_up_judges_each_average_by_the_pilots_rule_and_picks_the_stea
     monkeypatch.setattr(critic_width, "RESULTS", results)
     monkeypatch.setattr(critic_width, "STUDY", results / "critic_width")
     monkeypatch.setattr(critic_width, "AVERAGING", results / "critic_width_averaging")
+    assert "- w512 tau 0.001: undecided (waiting for Ant-v5 seed 1, Humanoid-v5 seed 1, Humanoid-v5 seed 2)" in (
+        text := critic_width.report())  # the verdict waits for the pilot's seeds
+    assert "Pick: **none yet**." in text
+    monkeypatch.setattr(critic_width, "FOLLOW_UP_SEEDS", {"Ant-v5": (0,), "Humanoid-v5": (0,)})
 
     verdicts = critic_width.decision(critic_width.averaging_pairs())
     assert set(verdicts) == {"w512 shipped", "w512 tau 0.001", "w512 tau 0.0005"}
@@ -114,6 +118,7 @@ def test_the_follow_up_is_undecided_until_both_tasks_have_runs_and_then_may_pick
     monkeypatch.setattr(critic_width, "RESULTS", results)
     monkeypatch.setattr(critic_width, "STUDY", results / "critic_width")
     monkeypatch.setattr(critic_width, "AVERAGING", results / "critic_width_averaging")
+    monkeypatch.setattr(critic_width, "FOLLOW_UP_SEEDS", {"Ant-v5": (0,), "Humanoid-v5": (0,)})
     (results / "critic_width" / "ant").mkdir(parents=True)  # the report starts from the pilot's runs
     (results / "critic_width" / "ant" / "w512_seed_0.json").write_text(json.dumps(run("Ant-v5", 0, [600.0] * 10, 512)))
     for stem, task in (("ant", "Ant-v5"), ("humanoid", "Humanoid-v5")):
@@ -125,7 +130,8 @@ def test_the_follow_up_is_undecided_until_both_tasks_have_runs_and_then_may_pick
         (results / "critic_width_averaging" / stem / "w512_seed_0.json").write_text(json.dumps(wide))
         text = critic_width.report()
         if task == "Ant-v5":  # final 400 is not above the 256-wide 500 on Ant, but Humanoid is still to run
-            assert "- w512 tau 0.001: undecided (no runs yet on Humanoid-v5)" in text and "Pick: **none yet**." in text
+            assert "- w512 tau 0.001: undecided (waiting for Humanoid-v5 seed 0)" in text
+            assert "Pick: **none yet**." in text
     assert "- w512 tau 0.001: not worth it" in text and "- w512 shipped: not worth it" in text
     assert "Pick: **none**." in text
 
