@@ -23,7 +23,7 @@ judged by the pilot's rule against the 256-wide row on the same seeds: mean fina
 Humanoid-v5, mean stability not lower by more than 0.05 on either. A rate that passes on both is worth the full
 rerun at that width with that rate; of several, the one with the highest mean stability over the two tasks. The
 verdict is read once the pilot's seeds have run (Humanoid-v5 0-2, Ant-v5 0-1; said after the first two Humanoid
-runs, about which seeds only); the report says "undecided" while a task has none.
+runs, about which seeds only); the report says "undecided" while any of them is missing.
 
 The rerun collects here too: once the rule calls a width worth it, ``--task`` takes the other three MuJoCo tasks of
 the suite, and the report counts each task's seeds against the suite's 5 for the recommended row. The recommended
@@ -242,9 +242,8 @@ def averaging_lines() -> list[str]:
     owed = [f"{task} seed {seed}" for task, seeds in FOLLOW_UP_SEEDS.items() for seed in seeds
             if (task, seed) not in done]
     lines += ["", *verdict_lines(verdicts, "policy", str, f"waiting for {', '.join(owed)}" if owed else "")]
-    decided = not owed and all(len(verdict["tasks"]) == len(TASKS_TRIED) for verdict in verdicts.values())
-    pick = averaging_pick(verdicts) if decided else None
-    lines += ["", f"Pick: **{pick or ('none' if decided else 'none yet')}**.", ""]
+    pick = averaging_pick(verdicts) if not owed else None  # FOLLOW_UP_SEEDS covers every task of the rule
+    lines += ["", f"Pick: **{pick or ('none yet' if owed else 'none')}**.", ""]
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         run = json.loads(path.read_text())
         same = {True: "yes", False: "no", None: "no pilot run"}[run["same_as_pilot"]]
