@@ -139,7 +139,8 @@ def test_the_follow_up_is_undecided_until_both_tasks_have_runs_and_then_may_pick
 def test_a_follow_up_run_evaluates_its_averages_beside_the_shipped_one(tmp_path):
     """A short real run of the recommended row through actor_average.train: an extra average at the shipped rate
     (0.002) is the shipped averaged actor, score for score; another rate is another policy. (In a run this short
-    every rate below 0.002 is still in the warm-up, which moves all of them alike, so the other rate is 0.5.)"""
+    every rate below 0.002 is still in the warm-up, which moves all of them alike, so the other rate is 0.5.) And
+    the 0.5 average is what a run configured with ``AgentConfig.actor_average = 0.5`` evaluates."""
     actor_average = pytest.importorskip("actor_average")
     small = ("critic/NetworkConfig.hidden_sizes = (32, 32)", "actor/NetworkConfig.hidden_sizes = (32, 32)",
              "TrainerConfig.start_steps = 300", "ReplayConfig.min_size = 300",
@@ -149,6 +150,14 @@ def test_a_follow_up_run_evaluates_its_averages_beside_the_shipped_one(tmp_path)
     assert len(result["eval_returns"]) == len(result["live_eval_returns"]) == 3
     assert result["averages"]["0.002"] == result["eval_returns"]
     assert result["averages"]["0.5"] != result["eval_returns"]
+
+    # The rerun's premise: a side average at a rate scores what the config shipping that rate scores, so a rerun
+    # with --taus can stand for the recommended row at whichever rate the rule picks.
+    configured = actor_average.train("Hopper-v5", 0, (), budget=1200, row="polyak_recommended",
+                                     extra_bindings=(*small, "AgentConfig.actor_average = 0.5"),
+                                     run_dir=tmp_path / "configured")
+    assert configured["eval_returns"] == result["averages"]["0.5"]
+    assert configured["live_eval_returns"] == result["live_eval_returns"]
 
 
 def test_a_recorded_run_writes_the_suites_record_once(tmp_path):
