@@ -27,11 +27,16 @@ runs, about which seeds only); the report says "undecided" while any of them is 
 
 The rerun collects here too: once the rule calls a width worth it, ``--task`` takes the other three MuJoCo tasks of
 the suite, and the report counts each task's seeds against the suite's 5 for the recommended row. The recommended
-config changes only when every task has them, so the suite's rows never mix two widths.
+config changes only when every task has them, so the suite's rows never mix two widths. The rerun runs with
+``--taus`` (training does not depend on the averages; a test checks that a side average at a rate scores what a run
+configured with that rate scores), so its curves at the follow-up's pick are the recommended row at that width and
+rate: once ``configs/suite/<task>_recommended.gin`` and ``configs/recommended.gin`` say so, ``--promote WIDTH``
+writes them as the suite's ``polyak_recommended`` result files (``from_follow_up`` names the run each came from).
 
     python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
     python benchmarks/critic_width.py --task Humanoid-v5 --seed 0 --taus    # the follow-up, ~80 CPU minutes
     python benchmarks/critic_width.py --report                              # the table over the result files
+    python benchmarks/critic_width.py --promote 512    # the rerun's end: its runs become the suite's recommended row
 
 Writes ``benchmarks/results/critic_width/<task stem>/w<W>_seed_<seed>.json`` (the follow-up:
 ``critic_width_averaging/``) and, with ``--report``, ``benchmarks/results/critic_width.md``.
@@ -55,6 +60,7 @@ from suite import (
     ROOT,
     SAMPLE_EFFICIENCY_TASKS,
     TASKS,
+    config_file,
     cpu_seconds,
     result_path,
     run_polyak,
@@ -67,6 +73,7 @@ STUDY = RESULTS / "critic_width"
 AVERAGING = RESULTS / "critic_width_averaging"  # the follow-up's runs: the shipped average and slower ones
 TAUS = (0.001, 0.0005)  # about the last 1,000 and 2,000 actor updates (the shipped 0.002: 500)
 SHIPPED = "shipped"
+SHIPPED_RATE = 0.002  # AgentConfig.actor_average of the suite's recommended configs when the follow-up ran
 FOLLOW_UP_SEEDS = {"Ant-v5": (0, 1), "Humanoid-v5": (0, 1, 2)}  # the pilot's: the follow-up's verdict waits for them
 TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
@@ -221,6 +228,13 @@ def verdict_lines(verdicts: dict[Any, dict[str, Any]], column: str, name: Callab
     return lines
 
 
+def owed_follow_up(pairs: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]]) -> list[str]:
+    """The follow-up's seeds (``FOLLOW_UP_SEEDS``) that have no run yet, as "task seed s"."""
+    done = {(task, wide["seed"]) for (task, _), runs in pairs.items() for _, wide in runs}
+    return [f"{task} seed {seed}" for task, seeds in FOLLOW_UP_SEEDS.items() for seed in seeds
+            if (task, seed) not in done]
+
+
 def averaging_lines() -> list[str]:
     """The follow-up's table and verdict (nothing before its first run)."""
     pairs = averaging_pairs()
@@ -238,9 +252,7 @@ def averaging_lines() -> list[str]:
             lines.append(f"| {task} | {wide['seed']} | {label} | {n['final']:.1f} | {n['best']:.1f} | "
                          f"{n['last5']:.1f} | {n['stability']:.2f} | {b['final']:.1f} | {b['stability']:.2f} |")
     verdicts = decision(pairs)
-    done = {(task, wide["seed"]) for (task, _), runs in pairs.items() for _, wide in runs}
-    owed = [f"{task} seed {seed}" for task, seeds in FOLLOW_UP_SEEDS.items() for seed in seeds
-            if (task, seed) not in done]
+    owed = owed_follow_up(pairs)
     lines += ["", *verdict_lines(verdicts, "policy", str, f"waiting for {', '.join(owed)}" if owed else "")]
     pick = averaging_pick(verdicts) if not owed else None  # FOLLOW_UP_SEEDS covers every task of the rule
     lines += ["", f"Pick: **{pick or ('none yet' if owed else 'none')}**.", ""]
@@ -289,6 +301,76 @@ def report() -> str:
     return text
 
 
+def pick_rate(pick: str) -> float:
+    """The actor-average rate of a follow-up label (``w512 tau 0.001``, ``w512 shipped``)."""
+    name = pick.split(" ", 1)[1]
+    return SHIPPED_RATE if name == SHIPPED else float(name.removeprefix("tau "))
+
+
+def follow_up_pick() -> str | None:
+    """The follow-up's pick once its owed seeds have run (None: undecided, or no average passed)."""
+    pairs = averaging_pairs()
+    return None if owed_follow_up(pairs) else averaging_pick(decision(pairs))
+
+
+def shipped_mismatches(width: int, rate: float) -> list[str]:
+    """How the suite's recommended configs (and ``configs/recommended.gin``) differ from a ``width``-wide critic and
+    an actor average at ``rate``, the settings the rerun's runs trained and evaluated with."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    mismatches = []
+    files = [config_file(task, "recommended") for task in SAMPLE_EFFICIENCY_TASKS] + [ROOT / "configs/recommended.gin"]
+    for path in files:
+        parse_gin(path, [])
+        configs = build_configs_from_gin()
+        settings = {"critic width": tuple(configs.critic.hidden_sizes), "actor_average": configs.agent.actor_average}
+        wanted = {"critic width": (width, width), "actor_average": rate}
+        mismatches += [f"{path.relative_to(ROOT)}: {key} is {settings[key]}, the rerun's is {wanted[key]}"
+                       for key in wanted if settings[key] != wanted[key]]
+    return mismatches
+
+
+def promoted(run: dict[str, Any], source: Path, pick: str) -> dict[str, Any]:
+    """A follow-up run as the suite's result file of the recommended row at the pick's rate."""
+    name = pick.split(" ", 1)[1]
+    curve = run["eval_returns"] if name == SHIPPED else run["averages"][name.removeprefix("tau ")]
+    protocol = [b for b in run["settings"]["gin_params"] if not b.startswith("critic/NetworkConfig.hidden_sizes")]
+    keep = ("eval_steps", "live_eval_returns", "wall_seconds", "task", "row", "seed", "budget", "cpu_seconds",
+            "env_steps_per_cpu_s", "code_commit", "machine", "load_average", "finished")
+    return {**{key: run[key] for key in keep}, "eval_returns": curve, "final_return": curve[-1],
+            "env_steps_per_s": round(run["budget"] / run["wall_seconds"], 2),
+            "settings": {"config": run["settings"]["config"], "gin_params": protocol},
+            "from_follow_up": {"file": str(source.relative_to(ROOT)), "policy": pick,
+                               "note": "the curve of this average in a critic_width.py --taus run (the same training "
+                                       "and start states as a run of the config); its CPU and wall times include "
+                                       "evaluating the run's other averages"}}
+
+
+def promote(width: int) -> list[Path]:
+    """The rerun's end: each follow-up run at ``width`` (the suite's seeds on every task) as the suite's
+    ``polyak_recommended`` result file of its seed, at the follow-up's pick; refused (one line, nothing written) while
+    the pick is undecided, a run is owed, or the shipped configs are not yet that width and rate."""
+    pick = follow_up_pick()
+    if pick is None or not pick.startswith(f"w{width} "):
+        sys.exit(f"critic_width: no follow-up pick at width {width} (the report says why); nothing promoted")
+    owed = [f"{task} seed {seed}" for task in SAMPLE_EFFICIENCY_TASKS for seed in range(seeds_asked(RECOMMENDED_ROW))
+            if not averaging_path(task, width, seed).exists()]
+    if owed:
+        sys.exit(f"critic_width: the rerun still owes {len(owed)} runs ({', '.join(owed)}); nothing promoted")
+    mismatches = shipped_mismatches(width, pick_rate(pick))
+    if mismatches:
+        sys.exit("critic_width: the shipped configs are not the rerun's yet; " + "; ".join(mismatches))
+    written = []
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        for seed in range(seeds_asked(RECOMMENDED_ROW)):
+            source = averaging_path(task, width, seed)
+            path = result_path(RESULTS, task, RECOMMENDED_ROW, seed)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_result(path, promoted(json.loads(source.read_text()), source, pick))
+            written.append(path)
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=SAMPLE_EFFICIENCY_TASKS, default="Ant-v5",
@@ -299,9 +381,16 @@ def main() -> None:
                         help=f"the follow-up: evaluate averages of the actor at these rates beside the shipped one "
                              f"(no value: {' '.join(map(str, TAUS))})")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
+    parser.add_argument("--promote", type=int, metavar="WIDTH",
+                        help="write the rerun's runs at WIDTH as the suite's recommended row (at the follow-up's pick)")
     args = parser.parse_args()
     if args.report:
         print(report())
+        return
+    if args.promote is not None:
+        written = promote(args.promote)
+        print(f"critic_width: {len(written)} result files of {RECOMMENDED_ROW} written; "
+              "rebuild the suite's report: python benchmarks/suite.py --report")
         return
     if args.width <= 0:
         sys.exit(f"critic_width: --width must be positive, got {args.width}")

@@ -5,6 +5,7 @@ is worth the full rerun only when it passes on both tasks tried."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -176,3 +177,70 @@ def test_a_recorded_run_writes_the_suites_record_once(tmp_path):
     assert written["env_steps_per_cpu_s"] > 0 and {"code_commit", "machine", "load_average"} <= set(written)
     assert critic_width.recorded_run(path, "Ant-v5", 64, 0, "critic_width_test", train_one) is None  # done already
     assert len(seen) == 1
+
+
+def test_the_shipped_configs_are_compared_with_the_rerun_setting_by_setting():
+    assert critic_width.shipped_mismatches(256, critic_width.SHIPPED_RATE) == []  # today's configs
+    mismatches = critic_width.shipped_mismatches(512, 0.001)
+    assert len(mismatches) == 12  # five suite configs and configs/recommended.gin, two settings each
+    assert "configs/suite/ant_recommended.gin: critic width is (256, 256), the rerun's is (512, 512)" in mismatches
+    assert "configs/recommended.gin: actor_average is 0.002, the rerun's is 0.001" in mismatches
+
+
+def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is_owed(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    for name in ("RESULTS", "STUDY", "AVERAGING"):
+        monkeypatch.setattr(critic_width, name, results / {"RESULTS": "", "STUDY": "critic_width",
+                                                             "AVERAGING": "critic_width_averaging"}[name])
+    monkeypatch.setattr(critic_width, "ROOT", tmp_path)
+    monkeypatch.setattr(critic_width, "FOLLOW_UP_SEEDS", {"Ant-v5": (0,), "Humanoid-v5": (0,)})
+    monkeypatch.setattr(critic_width, "shipped_mismatches", lambda width, rate: [])
+
+    def follow_up(task: str, seed: int) -> None:
+        stem = critic_width.TASKS[task].config_stem
+        shipped = [500.0] * 5 + [2000.0, 1000.0] * 2 + [2000.0]  # stability 0.80
+        wide = {**run(task, seed, shipped, 512), "averages": {"0.001": [500.0] * 5 + [1900.0 + seed] * 5},
+                "eval_steps": list(range(5000, 55000, 5000)), "live_eval_returns": [450.0] * 10,
+                "wall_seconds": 4000.0, "row": "polyak_recommended", "budget": 100000, "env_steps_per_cpu_s": 27.8,
+                "load_average": {"before": [2.0], "after": [2.0]}, "finished": "today", "same_as_pilot": None,
+                "settings": {"config": f"configs/suite/{stem}_recommended.gin",
+                             "gin_params": ["TrainerConfig.max_env_steps = 100000",
+                                            "critic/NetworkConfig.hidden_sizes = (512, 512)"]}}
+        path = critic_width.averaging_path(task, 512, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(wide))
+
+    for task in ("Ant-v5", "Humanoid-v5"):
+        suite_file = critic_width.result_path(results, task, "polyak_recommended", 0)
+        suite_file.parent.mkdir(parents=True)
+        suite_file.write_text(json.dumps(run(task, 0, [500.0] * 10)))
+        follow_up(task, 0)
+    assert critic_width.follow_up_pick() == "w512 tau 0.001"
+    with pytest.raises(SystemExit, match=r"owes 23 runs .*HalfCheetah-v5 seed 0"):
+        critic_width.promote(512)
+    with pytest.raises(SystemExit, match="no follow-up pick at width 1024"):
+        critic_width.promote(1024)
+    for task in critic_width.SAMPLE_EFFICIENCY_TASKS:
+        for seed in range(5):
+            follow_up(task, seed)
+    before = critic_width.result_path(results, "Ant-v5", "polyak_recommended", 0).read_text()
+    monkeypatch.setattr(critic_width, "shipped_mismatches", lambda width, rate: [f"recommended.gin: rate {rate}"])
+    with pytest.raises(SystemExit, match=re.escape("not the rerun's yet; recommended.gin: rate 0.001")):
+        critic_width.promote(512)
+    assert critic_width.result_path(results, "Ant-v5", "polyak_recommended", 0).read_text() == before
+
+    monkeypatch.setattr(critic_width, "shipped_mismatches", lambda width, rate: [])
+    written = critic_width.promote(512)
+    assert len(written) == 25
+    hopper = json.loads(critic_width.result_path(results, "Hopper-v5", "polyak_recommended", 3).read_text())
+    assert hopper["eval_returns"] == [500.0] * 5 + [1903.0] * 5 and hopper["final_return"] == 1903.0
+    assert hopper["live_eval_returns"] == [450.0] * 10 and hopper["env_steps_per_s"] == 25.0  # 100,000 / 4,000 s
+    assert hopper["settings"]["gin_params"] == ["TrainerConfig.max_env_steps = 100000"]  # the width is the config's
+    assert hopper["from_follow_up"]["policy"] == "w512 tau 0.001"
+    assert hopper["from_follow_up"]["file"] == "results/critic_width_averaging/hopper/w512_seed_3.json"
+    assert "averages" not in hopper and "critic_width" not in hopper
+
+
+def test_a_follow_up_label_names_its_rate():
+    assert critic_width.pick_rate("w512 tau 0.0005") == 0.0005
+    assert critic_width.pick_rate("w512 shipped") == critic_width.SHIPPED_RATE
