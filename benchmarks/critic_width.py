@@ -256,6 +256,13 @@ def averaging_lines() -> list[str]:
     lines += ["", *verdict_lines(verdicts, "policy", str, f"waiting for {', '.join(owed)}" if owed else "")]
     pick = averaging_pick(verdicts) if not owed else None  # FOLLOW_UP_SEEDS covers every task of the rule
     lines += ["", f"Pick: **{pick or ('none yet' if owed else 'none')}**.", ""]
+    widths = sorted({int(path.name.split("_")[0][1:]) for path in AVERAGING.glob("*/w*_seed_*.json")})
+    for width in widths:
+        counts = [f"{task} {sum(averaging_path(task, width, s).exists() for s in range(seeds_asked(RECOMMENDED_ROW)))}"
+                  for task in SAMPLE_EFFICIENCY_TASKS]
+        lines.append(f"The rerun's runs at width {width} (seeds 0-{seeds_asked(RECOMMENDED_ROW) - 1} per task; "
+                     f"`--promote {width}` once all are in and the pick is made): {', '.join(counts)}.")
+    lines.append("")
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         run = json.loads(path.read_text())
         same = {True: "yes", False: "no", None: "no pilot run"}[run["same_as_pilot"]]

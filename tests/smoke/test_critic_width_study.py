@@ -111,6 +111,8 @@ def test_the_follow_up_judges_each_average_by_the_pilots_rule_and_picks_the_stea
     assert "| Humanoid-v5 | 0 | w512 tau 0.001 | 1900.0 | 1900.0 | 1900.0 | 1.00 | 500.0 | 1.00 |" in text
     assert "| w512 shipped | Ant-v5 | 1 | 500.0 → 2000.0 | 1.00 → 0.80 | no |" in text
     assert "Pick: **w512 tau 0.001**." in text
+    assert ("The rerun's runs at width 512 (seeds 0-4 per task; `--promote 512` once all are in and the pick is made): "
+            "HalfCheetah-v5 0, Hopper-v5 0, Walker2d-v5 0, Ant-v5 1, Humanoid-v5 1.") in text
     assert "- Ant-v5 seed 0: the shipped curve equals the pilot's run of the seed: no pilot run" in text
 
 
