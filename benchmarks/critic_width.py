@@ -33,6 +33,13 @@ configured with that rate scores), so its curves at the follow-up's pick are the
 rate: once ``configs/suite/<task>_recommended.gin`` and ``configs/recommended.gin`` say so, ``--promote WIDTH``
 writes them as the suite's ``polyak_recommended`` result files (``from_follow_up`` names the run each came from).
 
+Shipping rule, written after the follow-up's verdict (pick: rate 0.0005) with one rerun run in (Walker2d-v5 seed 0,
+below its 256-wide partner): the rerun's row replaces the shipped 256-wide recommended row when, over the suite's 5
+seeds on each of the five tasks, its IQM of normalized final returns (the statistic that chose the recommended row,
+``suite_stats``) is higher and its lowest per-task stability is not lower. Otherwise the configs stay 256-wide and
+``--promote`` refuses; the rerun stays a study. The verdict and both rows' numbers go into the report, and the
+promotion keeps them in ``critic_width_adoption.json`` (the suite's files then hold the rerun's runs).
+
     python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
     python benchmarks/critic_width.py --task Humanoid-v5 --seed 0 --taus    # the follow-up, ~80 CPU minutes
     python benchmarks/critic_width.py --report                              # the table over the result files
@@ -67,7 +74,7 @@ from suite import (
     seeds_asked,
     write_result,
 )
-from suite_stats import stability_ratio
+from suite_stats import iqm_interval, normalized_score, stability_ratio
 
 STUDY = RESULTS / "critic_width"
 AVERAGING = RESULTS / "critic_width_averaging"  # the follow-up's runs: the shipped average and slower ones
@@ -78,6 +85,7 @@ FOLLOW_UP_SEEDS = {"Ant-v5": (0, 1), "Humanoid-v5": (0, 1, 2)}  # the pilot's: t
 TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
 STABILITY_SLACK = 0.05
+ADOPTION = "critic_width_adoption.json"  # under RESULTS: the shipping rule's numbers, kept when the rerun is promoted
 
 
 def study_path(task: str, width: int, seed: int) -> Path:
@@ -262,7 +270,9 @@ def averaging_lines() -> list[str]:
                   for task in SAMPLE_EFFICIENCY_TASKS]
         lines.append(f"The rerun's runs at width {width} (seeds 0-{seeds_asked(RECOMMENDED_ROW) - 1} per task; "
                      f"`--promote {width}` once all are in and the pick is made): {', '.join(counts)}.")
-    lines.append("")
+        lines.append("")
+        if pick and pick.startswith(f"w{width} "):
+            lines += adoption_lines(width, pick)
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         run = json.loads(path.read_text())
         same = {True: "yes", False: "no", None: "no pilot run"}[run["same_as_pilot"]]
@@ -353,6 +363,58 @@ def promoted(run: dict[str, Any], source: Path, pick: str) -> dict[str, Any]:
                                        "evaluating the run's other averages"}}
 
 
+def row_numbers(curves: dict[str, list[list[float]]]) -> dict[str, Any]:
+    """The shipping rule's numbers of one row (per task its curves, seeds in order): the IQM of its normalized final
+    returns with the 95% interval, its stability per task and the lowest."""
+    seeds = min(len(runs) for runs in curves.values())
+    matrix = [[normalized_score(task, runs[i][-1]) for task, runs in curves.items()] for i in range(seeds)]
+    iqm, ci = iqm_interval(matrix)
+    stability = {task: stability_ratio(runs) or 0.0 for task, runs in curves.items()}
+    return {"seeds_per_task": seeds, "normalized_iqm": iqm, "ci": ci, "stability": stability,
+            "lowest_stability": min(stability.values())}
+
+
+def adoption(width: int, pick: str) -> dict[str, Any] | None:
+    """The module docstring's shipping rule: the 256-wide recommended row (the suite's files) against the rerun's
+    curves at ``pick``; None while a rerun run is owed. Once promoted, the record kept then."""
+    record = RESULTS / ADOPTION
+    if record.exists():
+        return json.loads(record.read_text())
+    seeds = range(seeds_asked(RECOMMENDED_ROW))
+    paths = {task: [(result_path(RESULTS, task, RECOMMENDED_ROW, s), averaging_path(task, width, s)) for s in seeds]
+             for task in SAMPLE_EFFICIENCY_TASKS}
+    if not all(path.exists() for pairs in paths.values() for pair in pairs for path in pair):
+        return None
+    name = pick.split(" ", 1)[1]
+    base, wide = {}, {}
+    for task, pairs in paths.items():
+        base[task] = [json.loads(suite.read_text())["eval_returns"] for suite, _ in pairs]
+        runs = [json.loads(rerun.read_text()) for _, rerun in pairs]
+        wide[task] = [run["eval_returns"] if name == SHIPPED else run["averages"][name.removeprefix("tau ")]
+                      for run in runs]
+    shipped, rerun = row_numbers(base), row_numbers(wide)
+    return {"width": width, "policy": pick, "shipped": shipped, "rerun": rerun,
+            "adopt": rerun["normalized_iqm"] > shipped["normalized_iqm"]
+            and rerun["lowest_stability"] >= shipped["lowest_stability"]}
+
+
+def adoption_lines(width: int, pick: str) -> list[str]:
+    """The shipping rule's table and verdict (one line while runs are owed)."""
+    verdict = adoption(width, pick)
+    if verdict is None:
+        return [f"The shipping rule (module docstring) is read once every rerun run at width {width} is in.", ""]
+    lines = ["The shipping rule (module docstring), over the suite's seeds on the five tasks:", "",
+             "| row | seeds per task | IQM normalized final [95% CI] | stability per task | lowest |",
+             "| --- | --- | --- | --- | --- |"]
+    for label, key in (("shipped, 256 wide", "shipped"), (f"rerun, {pick}", "rerun")):
+        row = verdict[key]
+        per_task = ", ".join(f"{task.removesuffix('-v5')} {x:.2f}" for task, x in row["stability"].items())
+        lines.append(f"| {label} | {row['seeds_per_task']} | {row['normalized_iqm']:.3f} [{row['ci'][0]:.3f}, "
+                     f"{row['ci'][1]:.3f}] | {per_task} | {row['lowest_stability']:.2f} |")
+    lines += ["", f"Ship the rerun's row: **{'yes' if verdict['adopt'] else 'no'}**.", ""]
+    return lines
+
+
 def promote(width: int) -> list[Path]:
     """The rerun's end: each follow-up run at ``width`` (the suite's seeds on every task) as the suite's
     ``polyak_recommended`` result file of its seed, at the follow-up's pick; refused (one line, nothing written) while
@@ -364,6 +426,12 @@ def promote(width: int) -> list[Path]:
             if not averaging_path(task, width, seed).exists()]
     if owed:
         sys.exit(f"critic_width: the rerun still owes {len(owed)} runs ({', '.join(owed)}); nothing promoted")
+    verdict = adoption(width, pick)
+    if not verdict["adopt"]:
+        shipped, rerun = verdict["shipped"], verdict["rerun"]
+        sys.exit(f"critic_width: the shipping rule keeps the 256-wide row (IQM {shipped['normalized_iqm']:.3f} against "
+                 f"{rerun['normalized_iqm']:.3f}, lowest stability {shipped['lowest_stability']:.2f} against "
+                 f"{rerun['lowest_stability']:.2f}); nothing promoted")
     mismatches = shipped_mismatches(width, pick_rate(pick))
     if mismatches:
         sys.exit("critic_width: the shipped configs are not the rerun's yet; " + "; ".join(mismatches))
@@ -375,6 +443,7 @@ def promote(width: int) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_result(path, promoted(json.loads(source.read_text()), source, pick))
             written.append(path)
+    write_result(RESULTS / ADOPTION, verdict)
     return written
 
 

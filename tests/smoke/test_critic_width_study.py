@@ -189,19 +189,25 @@ def test_the_shipped_configs_are_compared_with_the_rerun_setting_by_setting():
     assert "configs/recommended.gin: actor_average is 0.002, the rerun's is 0.001" in mismatches
 
 
-def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is_owed(tmp_path, monkeypatch):
+def follow_up_results(tmp_path, monkeypatch) -> tuple:
+    """A results folder with the suite's 256-wide runs (final 500, steady) and a writer of --taus runs at 512 whose
+    0.001 average ends at 1,900 + seed (steady) unless ``tail`` says how it ends."""
     results = tmp_path / "results"
-    for name in ("RESULTS", "STUDY", "AVERAGING"):
-        monkeypatch.setattr(critic_width, name, results / {"RESULTS": "", "STUDY": "critic_width",
-                                                             "AVERAGING": "critic_width_averaging"}[name])
+    for name, folder in (("RESULTS", ""), ("STUDY", "critic_width"), ("AVERAGING", "critic_width_averaging")):
+        monkeypatch.setattr(critic_width, name, results / folder)
     monkeypatch.setattr(critic_width, "ROOT", tmp_path)
     monkeypatch.setattr(critic_width, "FOLLOW_UP_SEEDS", {"Ant-v5": (0,), "Humanoid-v5": (0,)})
     monkeypatch.setattr(critic_width, "shipped_mismatches", lambda width, rate: [])
+    for task in critic_width.SAMPLE_EFFICIENCY_TASKS:
+        for seed in range(5):
+            suite_file = critic_width.result_path(results, task, "polyak_recommended", seed)
+            suite_file.parent.mkdir(parents=True, exist_ok=True)
+            suite_file.write_text(json.dumps(run(task, seed, [500.0] * 10)))
 
-    def follow_up(task: str, seed: int) -> None:
+    def follow_up(task: str, seed: int, tail: list[float] | None = None) -> None:
         stem = critic_width.TASKS[task].config_stem
         shipped = [500.0] * 5 + [2000.0, 1000.0] * 2 + [2000.0]  # stability 0.80
-        wide = {**run(task, seed, shipped, 512), "averages": {"0.001": [500.0] * 5 + [1900.0 + seed] * 5},
+        wide = {**run(task, seed, shipped, 512), "averages": {"0.001": [500.0] * 5 + (tail or [1900.0 + seed] * 5)},
                 "eval_steps": list(range(5000, 55000, 5000)), "live_eval_returns": [450.0] * 10,
                 "wall_seconds": 4000.0, "row": "polyak_recommended", "budget": 100000, "env_steps_per_cpu_s": 27.8,
                 "load_average": {"before": [2.0], "after": [2.0]}, "finished": "today", "same_as_pilot": None,
@@ -212,12 +218,15 @@ def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(wide))
 
+    return results, follow_up
+
+
+def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is_owed(tmp_path, monkeypatch):
+    results, follow_up = follow_up_results(tmp_path, monkeypatch)
     for task in ("Ant-v5", "Humanoid-v5"):
-        suite_file = critic_width.result_path(results, task, "polyak_recommended", 0)
-        suite_file.parent.mkdir(parents=True)
-        suite_file.write_text(json.dumps(run(task, 0, [500.0] * 10)))
         follow_up(task, 0)
     assert critic_width.follow_up_pick() == "w512 tau 0.001"
+    assert critic_width.adoption(512, "w512 tau 0.001") is None  # runs owed
     with pytest.raises(SystemExit, match=r"owes 23 runs .*HalfCheetah-v5 seed 0"):
         critic_width.promote(512)
     with pytest.raises(SystemExit, match="no follow-up pick at width 1024"):
@@ -225,6 +234,14 @@ def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is
     for task in critic_width.SAMPLE_EFFICIENCY_TASKS:
         for seed in range(5):
             follow_up(task, seed)
+    verdict = critic_width.adoption(512, "w512 tau 0.001")
+    assert verdict["adopt"] and verdict["rerun"]["seeds_per_task"] == 5
+    assert verdict["shipped"]["lowest_stability"] == verdict["rerun"]["lowest_stability"] == 1.0
+    # The 256-wide row: 500 on every seed, so 5 copies of each task's normalized 500 (Hopper: (500 - 18.791) /
+    # (2,927 - 18.791)); the IQM cuts 6 of the 25 values at each end: 4, 5 and 4 copies of the 2nd-4th lowest remain.
+    assert critic_width.normalized_score("Hopper-v5", 500.0) == pytest.approx((500 - 18.791) / (2927 - 18.791))
+    ranked = sorted(critic_width.normalized_score(task, 500.0) for task in critic_width.SAMPLE_EFFICIENCY_TASKS)
+    assert verdict["shipped"]["normalized_iqm"] == pytest.approx((4 * ranked[1] + 5 * ranked[2] + 4 * ranked[3]) / 13)
     before = critic_width.result_path(results, "Ant-v5", "polyak_recommended", 0).read_text()
     monkeypatch.setattr(critic_width, "shipped_mismatches", lambda width, rate: [f"recommended.gin: rate {rate}"])
     with pytest.raises(SystemExit, match=re.escape("not the rerun's yet; recommended.gin: rate 0.001")):
@@ -241,6 +258,31 @@ def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is
     assert hopper["from_follow_up"]["policy"] == "w512 tau 0.001"
     assert hopper["from_follow_up"]["file"] == "results/critic_width_averaging/hopper/w512_seed_3.json"
     assert "averages" not in hopper and "critic_width" not in hopper
+    # The suite's files are the rerun's now; the rule's numbers are those kept at the promotion.
+    assert json.loads((results / "critic_width_adoption.json").read_text()) == verdict
+    assert critic_width.adoption(512, "w512 tau 0.001") == verdict
+
+
+def test_the_shipping_rule_keeps_the_256_wide_row_when_a_task_ends_less_steady(tmp_path, monkeypatch):
+    results, follow_up = follow_up_results(tmp_path, monkeypatch)
+    for task in critic_width.SAMPLE_EFFICIENCY_TASKS:
+        for seed in range(5):
+            # Walker2d ends far higher but falls from its best: last five 2,600 of a best of 4,000, stability 0.65.
+            follow_up(task, seed, [4000.0, 2000.0, 2000.0, 3000.0, 2000.0] if task == "Walker2d-v5" else None)
+    (results / "critic_width").mkdir()  # the report starts from the pilot's runs
+    (results / "critic_width" / "ant").mkdir()
+    (results / "critic_width" / "ant" / "w512_seed_0.json").write_text(json.dumps(run("Ant-v5", 0, [600.0] * 10, 512)))
+    verdict = critic_width.adoption(512, "w512 tau 0.001")
+    assert verdict["rerun"]["normalized_iqm"] > verdict["shipped"]["normalized_iqm"]
+    assert verdict["rerun"]["stability"]["Walker2d-v5"] == pytest.approx(0.65)
+    assert not verdict["adopt"]
+    text = critic_width.report()
+    assert "| rerun, w512 tau 0.001 | 5 |" in text and "Walker2d 0.65" in text and "| 0.65 |" in text
+    assert "Ship the rerun's row: **no**." in text
+    with pytest.raises(SystemExit, match="the shipping rule keeps the 256-wide row"):
+        critic_width.promote(512)
+    assert not (results / "critic_width_adoption.json").exists()
+    assert "from_follow_up" not in critic_width.result_path(results, "Hopper-v5", "polyak_recommended", 0).read_text()
 
 
 def test_a_follow_up_label_names_its_rate():
