@@ -62,6 +62,7 @@ from typing import Any
 
 from common import claimed, code_commit, cpu_kind, load_average, machine_info
 from suite import (
+    LIVE_ROWS,
     RECOMMENDED_ROW,
     RESULTS,
     ROOT,
@@ -324,6 +325,12 @@ def pick_rate(pick: str) -> float:
     return SHIPPED_RATE if name == SHIPPED else float(name.removeprefix("tau "))
 
 
+def curve_at(run: dict[str, Any], pick: str) -> list[float]:
+    """A follow-up run's evaluations of the average a label names."""
+    name = pick.split(" ", 1)[1]
+    return run["eval_returns"] if name == SHIPPED else run["averages"][name.removeprefix("tau ")]
+
+
 def follow_up_pick() -> str | None:
     """The follow-up's pick once its owed seeds have run (None: undecided, or no average passed)."""
     pairs = averaging_pairs()
@@ -344,13 +351,15 @@ def shipped_mismatches(width: int, rate: float) -> list[str]:
         wanted = {"critic width": (width, width), "actor_average": rate}
         mismatches += [f"{path.relative_to(ROOT)}: {key} is {settings[key]}, the rerun's is {wanted[key]}"
                        for key in wanted if settings[key] != wanted[key]]
+    if width != BASE_WIDTH and RECOMMENDED_ROW in LIVE_ROWS:
+        mismatches.append(f"benchmarks/suite.py: LIVE_ROWS still files the recommended row's live actor as "
+                          f"{LIVE_ROWS[RECOMMENDED_ROW]}, which trains 256 wide")
     return mismatches
 
 
 def promoted(run: dict[str, Any], source: Path, pick: str) -> dict[str, Any]:
     """A follow-up run as the suite's result file of the recommended row at the pick's rate."""
-    name = pick.split(" ", 1)[1]
-    curve = run["eval_returns"] if name == SHIPPED else run["averages"][name.removeprefix("tau ")]
+    curve = curve_at(run, pick)
     protocol = [b for b in run["settings"]["gin_params"] if not b.startswith("critic/NetworkConfig.hidden_sizes")]
     keep = ("eval_steps", "live_eval_returns", "wall_seconds", "task", "row", "seed", "budget", "cpu_seconds",
             "env_steps_per_cpu_s", "code_commit", "machine", "load_average", "finished")
@@ -385,13 +394,10 @@ def adoption(width: int, pick: str) -> dict[str, Any] | None:
              for task in SAMPLE_EFFICIENCY_TASKS}
     if not all(path.exists() for pairs in paths.values() for pair in pairs for path in pair):
         return None
-    name = pick.split(" ", 1)[1]
     base, wide = {}, {}
     for task, pairs in paths.items():
         base[task] = [json.loads(suite.read_text())["eval_returns"] for suite, _ in pairs]
-        runs = [json.loads(rerun.read_text()) for _, rerun in pairs]
-        wide[task] = [run["eval_returns"] if name == SHIPPED else run["averages"][name.removeprefix("tau ")]
-                      for run in runs]
+        wide[task] = [curve_at(json.loads(rerun.read_text()), pick) for _, rerun in pairs]
     shipped, rerun = row_numbers(base), row_numbers(wide)
     return {"width": width, "policy": pick, "shipped": shipped, "rerun": rerun,
             "adopt": rerun["normalized_iqm"] > shipped["normalized_iqm"]

@@ -88,6 +88,8 @@ STABILITY_ROWS = {"InvertedPendulum-v5": ("polyak_crossq", "sb3_crossq", "polyak
 RECOMMENDED_ROW = "polyak_recommended"
 # A run of the recommended row also scores its live actor on the same start states (``eval_live`` rows): the same
 # training as the rule's pick, so that curve is the pick's run of that seed, written when the pick has none.
+# (Only while the recommended config is polyak_crossq_sac's plus the average: a wider critic trains otherwise, and
+# benchmarks/critic_width.py --promote refuses one while this entry stands.)
 LIVE_ROWS = {RECOMMENDED_ROW: "polyak_crossq_sac"}
 BASELINE_ROW = "sb3_crossq"
 SEEDS_ASKED = {RECOMMENDED_ROW: 5, BASELINE_ROW: 5}
