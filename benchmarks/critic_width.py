@@ -38,7 +38,8 @@ below its 256-wide partner): the rerun's row replaces the shipped 256-wide recom
 seeds on each of the five tasks, its IQM of normalized final returns (the statistic that chose the recommended row,
 ``suite_stats``) is higher and its lowest per-task stability is not lower. Otherwise the configs stay 256-wide and
 ``--promote`` refuses; the rerun stays a study. The verdict and both rows' numbers go into the report, and the
-promotion keeps them in ``critic_width_adoption.json`` (the suite's files then hold the rerun's runs).
+promotion keeps them in ``critic_width_adoption.json`` (the suite's files then hold the rerun's runs; the 256-wide
+files they replace move to ``critic_width_partners/``, where the study's pairs keep finding them).
 
     python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
     python benchmarks/critic_width.py --task Humanoid-v5 --seed 0 --taus    # the follow-up, ~80 CPU minutes
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import time
@@ -87,6 +89,14 @@ TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
 STABILITY_SLACK = 0.05
 ADOPTION = "critic_width_adoption.json"  # under RESULTS: the shipping rule's numbers, kept when the rerun is promoted
+PARTNERS = RESULTS / "critic_width_partners"  # the suite's 256-wide recommended runs, kept by --promote
+
+
+def partner_path(task: str, seed: int) -> Path:
+    """The 256-wide run of the recommended row that a study run of ``seed`` is paired with: the suite's file, or the
+    copy ``--promote`` kept before the suite's row became the rerun's."""
+    kept = PARTNERS / TASKS[task].config_stem / f"{RECOMMENDED_ROW}_seed_{seed}.json"
+    return kept if kept.exists() else result_path(RESULTS, task, RECOMMENDED_ROW, seed)
 
 
 def study_path(task: str, width: int, seed: int) -> Path:
@@ -157,7 +167,7 @@ def averaging_pairs() -> dict[tuple[str, str], list[tuple[dict[str, Any], dict[s
     pairs: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for path in sorted(AVERAGING.glob("*/w*_seed_*.json")):
         wide = json.loads(path.read_text())
-        base_path = result_path(RESULTS, wide["task"], RECOMMENDED_ROW, wide["seed"])
+        base_path = partner_path(wide["task"], wide["seed"])
         if not base_path.exists():
             continue
         base = json.loads(base_path.read_text())
@@ -179,7 +189,7 @@ def paired_runs() -> dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, 
     pairs: dict[tuple[str, int], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for path in sorted(STUDY.glob("*/w*_seed_*.json")):
         wide = json.loads(path.read_text())
-        base_path = result_path(RESULTS, wide["task"], RECOMMENDED_ROW, wide["seed"])
+        base_path = partner_path(wide["task"], wide["seed"])
         if base_path.exists():
             pairs.setdefault((wide["task"], wide["critic_width"]), []).append(
                 (json.loads(base_path.read_text()), wide))
@@ -390,7 +400,7 @@ def adoption(width: int, pick: str) -> dict[str, Any] | None:
     if record.exists():
         return json.loads(record.read_text())
     seeds = range(seeds_asked(RECOMMENDED_ROW))
-    paths = {task: [(result_path(RESULTS, task, RECOMMENDED_ROW, s), averaging_path(task, width, s)) for s in seeds]
+    paths = {task: [(partner_path(task, s), averaging_path(task, width, s)) for s in seeds]
              for task in SAMPLE_EFFICIENCY_TASKS}
     if not all(path.exists() for pairs in paths.values() for pair in pairs for path in pair):
         return None
@@ -446,7 +456,11 @@ def promote(width: int) -> list[Path]:
         for seed in range(seeds_asked(RECOMMENDED_ROW)):
             source = averaging_path(task, width, seed)
             path = result_path(RESULTS, task, RECOMMENDED_ROW, seed)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            kept = PARTNERS / TASKS[task].config_stem / path.name
+            if not kept.exists():  # the study's 256-wide partner; a second --promote finds it kept already
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, kept.with_suffix(".tmp"))
+                kept.with_suffix(".tmp").replace(kept)
             write_result(path, promoted(json.loads(source.read_text()), source, pick))
             written.append(path)
     write_result(RESULTS / ADOPTION, verdict)

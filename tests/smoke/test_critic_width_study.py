@@ -194,7 +194,8 @@ def follow_up_results(tmp_path, monkeypatch) -> tuple:
     """A results folder with the suite's 256-wide runs (final 500, steady) and a writer of --taus runs at 512 whose
     0.001 average ends at 1,900 + seed (steady) unless ``tail`` says how it ends."""
     results = tmp_path / "results"
-    for name, folder in (("RESULTS", ""), ("STUDY", "critic_width"), ("AVERAGING", "critic_width_averaging")):
+    for name, folder in (("RESULTS", ""), ("STUDY", "critic_width"), ("AVERAGING", "critic_width_averaging"),
+                         ("PARTNERS", "critic_width_partners")):
         monkeypatch.setattr(critic_width, name, results / folder)
     monkeypatch.setattr(critic_width, "ROOT", tmp_path)
     monkeypatch.setattr(critic_width, "FOLLOW_UP_SEEDS", {"Ant-v5": (0,), "Humanoid-v5": (0,)})
@@ -262,6 +263,14 @@ def test_promote_writes_the_picked_curves_as_the_suites_row_only_when_nothing_is
     # The suite's files are the rerun's now; the rule's numbers are those kept at the promotion.
     assert json.loads((results / "critic_width_adoption.json").read_text()) == verdict
     assert critic_width.adoption(512, "w512 tau 0.001") == verdict
+    # The 256-wide files it replaced are kept, and the study still pairs each run with them (not with itself).
+    kept = results / "critic_width_partners" / "ant" / "polyak_recommended_seed_0.json"
+    assert kept.read_text() == before and critic_width.partner_path("Ant-v5", 0) == kept
+    bases = [base["eval_returns"] for runs in critic_width.averaging_pairs().values() for base, _ in runs]
+    assert len(bases) == 2 * 25 and all(curve == [500.0] * 10 for curve in bases)  # shipped and 0.001 per run
+    assert critic_width.follow_up_pick() == "w512 tau 0.001"
+    critic_width.promote(512)  # again: the kept partners stay the 256-wide runs
+    assert kept.read_text() == before
 
 
 def test_the_shipping_rule_keeps_the_256_wide_row_when_a_task_ends_less_steady(tmp_path, monkeypatch):
