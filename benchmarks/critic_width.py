@@ -92,10 +92,15 @@ ADOPTION = "critic_width_adoption.json"  # under RESULTS: the shipping rule's nu
 PARTNERS = RESULTS / "critic_width_partners"  # the suite's 256-wide recommended runs, kept by --promote
 
 
+def kept_path(task: str, seed: int) -> Path:
+    """Where ``--promote`` keeps the suite's 256-wide recommended run of ``seed`` before overwriting it."""
+    return PARTNERS / TASKS[task].config_stem / f"{RECOMMENDED_ROW}_seed_{seed}.json"
+
+
 def partner_path(task: str, seed: int) -> Path:
     """The 256-wide run of the recommended row that a study run of ``seed`` is paired with: the suite's file, or the
     copy ``--promote`` kept before the suite's row became the rerun's."""
-    kept = PARTNERS / TASKS[task].config_stem / f"{RECOMMENDED_ROW}_seed_{seed}.json"
+    kept = kept_path(task, seed)
     return kept if kept.exists() else result_path(RESULTS, task, RECOMMENDED_ROW, seed)
 
 
@@ -456,7 +461,7 @@ def promote(width: int) -> list[Path]:
         for seed in range(seeds_asked(RECOMMENDED_ROW)):
             source = averaging_path(task, width, seed)
             path = result_path(RESULTS, task, RECOMMENDED_ROW, seed)
-            kept = PARTNERS / TASKS[task].config_stem / path.name
+            kept = kept_path(task, seed)
             if not kept.exists():  # the study's 256-wide partner; a second --promote finds it kept already
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, kept.with_suffix(".tmp"))
