@@ -109,9 +109,10 @@ def study_path(task: str, width: int, seed: int) -> Path:
 
 
 def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
-                 train_one: Callable[[Path, str], dict[str, Any]]) -> dict[str, Any] | None:
+                 train_one: Callable[[Path, str], dict[str, Any]], row: str = RECOMMENDED_ROW) -> dict[str, Any] | None:
     """``train_one(run_dir, critic binding)`` under ``path``'s claim, its result file written with the suite's
-    record (commit, machine, load, CPU time); None when the result exists already or another runner has it."""
+    record (commit, machine, load, CPU time) as a run of ``row``; None when the result exists already or another
+    runner has it."""
     import torch
 
     with claimed(path) as mine:
@@ -124,7 +125,7 @@ def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
         result = train_one(run_dir, f"critic/NetworkConfig.hidden_sizes = ({width}, {width})")
         budget = TASKS[task].budget
         result.update({
-            "task": task, "row": RECOMMENDED_ROW, "critic_width": width, "seed": seed, "budget": budget,
+            "task": task, "row": row, "critic_width": width, "seed": seed, "budget": budget,
             "final_return": result["eval_returns"][-1], "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
             "code_commit": commit, "machine": machine_info(),
             "load_average": {"before": load_before, "after": load_average()},

@@ -220,28 +220,31 @@ def sb3_td3_kwargs(task: str) -> dict[str, Any]:
     }
 
 
-def sb3_crossq_kwargs(task: str) -> dict[str, Any]:
+def sb3_crossq_kwargs(task: str, critic_width: int | None = None) -> dict[str, Any]:
     """sb3-contrib CrossQ's arguments from polyak's CrossQ config of the task: the same widths, learning rate,
     batch, start steps, policy delay and batch-renormalization settings. sb3-contrib's CrossQ is the SAC variant
-    (a stochastic actor with entropy tuning); polyak's is the authors' TD3 mode, so the exploration differs."""
+    (a stochastic actor with entropy tuning); polyak's is the authors' TD3 mode, so the exploration differs.
+    ``critic_width`` replaces the width of every critic layer (``benchmarks/baseline_width.py``)."""
     from polyak.ginconf import build_configs_from_gin, parse_gin
 
     parse_gin(config_file(task, "crossq"), [])
     configs = build_configs_from_gin()
     agent, trainer, critic = configs.agent, configs.trainer, configs.critic
     assert configs.actor.lr == critic.lr and critic.batch_renorm and agent.algorithm.value == "crossq"
+    critic_sizes = list(critic.hidden_sizes) if critic_width is None else [critic_width] * len(critic.hidden_sizes)
     return {
         "learning_rate": critic.lr, "buffer_size": configs.replay.capacity, "learning_starts": trainer.start_steps,
         "batch_size": agent.batch_size, "gamma": agent.gamma, "train_freq": trainer.learn_every,
         "gradient_steps": trainer.learn_steps, "policy_delay": agent.policy_delay,
-        "policy_kwargs": {"net_arch": {"pi": list(configs.actor.hidden_sizes), "qf": list(critic.hidden_sizes)},
+        "policy_kwargs": {"net_arch": {"pi": list(configs.actor.hidden_sizes), "qf": critic_sizes},
                           "batch_norm_momentum": critic.batch_renorm_momentum,
                           "renorm_warmup_steps": critic.batch_renorm_warmup, "n_critics": agent.n_critics},
     }
 
 
-def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
-    """SB3's TD3 (``sb3_td3``) or sb3-contrib's CrossQ (``sb3_crossq``), evaluated with polyak's protocol."""
+def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> dict[str, Any]:
+    """SB3's TD3 (``sb3_td3``) or sb3-contrib's CrossQ (``sb3_crossq``, its critic ``critic_width`` wide if given),
+    evaluated with polyak's protocol."""
     import gymnasium as gym
     import numpy as np
     from stable_baselines3.common.callbacks import BaseCallback
@@ -268,7 +271,7 @@ def run_sb3(task: str, row: str, seed: int) -> dict[str, Any]:
     else:
         from sb3_contrib import CrossQ
 
-        settings = sb3_crossq_kwargs(task)
+        settings = sb3_crossq_kwargs(task, critic_width)
         model = CrossQ("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **settings)
         library, algorithm, source = "sb3-contrib", "CrossQ (SAC variant)", config_file(task, "crossq")
     eval_env = make_env(spec.env_id, 1)  # actions in [-1, 1], as the actors output them

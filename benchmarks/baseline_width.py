@@ -1,0 +1,156 @@
+"""Like for like at 512 wide: sb3-contrib's CrossQ with the same wider critic as the recommended row's rerun.
+
+The suite's ``sb3_crossq`` row takes polyak's CrossQ widths (256-256; the issue that set the goal asks for sb3-contrib's
+CrossQ "with the same widths"), and the goal reads the recommended row against it. The recommended row is being rerun
+with a 512-wide critic (``benchmarks/critic_width.py``); if that rerun ships, the goal's comparison with a 256-wide
+``sb3_crossq`` credits polyak with what may be the width's. Each run here is a suite run of ``sb3_crossq`` (the
+suite's settings, protocol and seed: the same start states) with only its critic's width changed; seed ``s`` is
+paired with the suite's ``sb3_crossq`` seed ``s`` at 256 and with the rerun's recommended run of seed ``s`` at the
+follow-up's pick (the actor-average rate the rerun ships with).
+
+Rule, written before any of these runs: on a task with the suite's 5 seeds here, the recommended row at 512 meets
+the goal against sb3-contrib's CrossQ like for like when its mean final return over those seeds is at least
+sb3_crossq's at 512 (the goal's own test, at equal widths); the report gives rliable's probability of improvement
+beside it. Ant-v5 and Humanoid-v5 first: there the wider critic lifted the recommended row most, and on Ant-v5 the
+256-wide recommended row is behind sb3_crossq. Until a task has its 5 seeds, it is undecided there.
+
+    python benchmarks/baseline_width.py --task Ant-v5 --seed 0     # one run (a longer one than the suite's at 256)
+    python benchmarks/baseline_width.py --report                   # the table over the result files
+
+Writes ``benchmarks/results/baseline_width/<task stem>/sb3_crossq_w<W>_seed_<seed>.json`` and, with ``--report``,
+``benchmarks/results/baseline_width.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from common import cpu_kind
+from critic_width import BASE_WIDTH, averaging_path, curve_at, follow_up_pick, numbers, recorded_run
+from suite import BASELINE_ROW, RESULTS, SAMPLE_EFFICIENCY_TASKS, TASKS, result_path, run_sb3, seeds_asked
+from suite_stats import probability_of_improvement
+
+STUDY = RESULTS / "baseline_width"
+FIRST_TASKS = ("Ant-v5", "Humanoid-v5")
+
+
+def study_path(task: str, width: int, seed: int) -> Path:
+    return STUDY / TASKS[task].config_stem / f"{BASELINE_ROW}_w{width}_seed_{seed}.json"
+
+
+def train(task: str, width: int, seed: int) -> None:
+    """One suite run of ``sb3_crossq`` with a ``width``-wide critic; its result file, as the suite writes one."""
+    result = recorded_run(study_path(task, width, seed), task, width, seed, "baseline_width",
+                          lambda _run_dir, _binding: run_sb3(task, BASELINE_ROW, seed, critic_width=width),
+                          row=BASELINE_ROW)
+    if result is not None:
+        print(f"{task} {BASELINE_ROW} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)
+
+
+def seed_runs(task: str, width: int, pick: str | None) -> list[dict[str, Any]]:
+    """Per seed of this study on ``task``: its run, the suite's 256-wide ``sb3_crossq`` run of the seed and the
+    rerun's recommended curve at ``pick`` (None where either is missing)."""
+    runs = []
+    for path in sorted((STUDY / TASKS[task].config_stem).glob(f"{BASELINE_ROW}_w{width}_seed_*.json")):
+        wide = json.loads(path.read_text())
+        seed = wide["seed"]
+        base_path, rerun_path = result_path(RESULTS, task, BASELINE_ROW, seed), averaging_path(task, width, seed)
+        base = json.loads(base_path.read_text()) if base_path.exists() else None
+        recommended = None
+        if pick is not None and pick.startswith(f"w{width} ") and rerun_path.exists():
+            rerun = json.loads(rerun_path.read_text())
+            recommended = {**rerun, "eval_returns": curve_at(rerun, pick)}
+        runs.append({"seed": seed, "wide": wide, "base": base, "recommended": recommended})
+    return sorted(runs, key=lambda run: run["seed"])
+
+
+def task_verdict(task: str, width: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rule's numbers on one task over the seeds that have all three runs: the mean final return of each, the
+    probability of improvement of the recommended row over sb3_crossq at ``width`` and, with the suite's 5 seeds,
+    whether the recommended row is at least sb3_crossq's mean there."""
+    full = [run for run in runs if run["base"] is not None and run["recommended"] is not None]
+    finals = {key: [run[key]["eval_returns"][-1] for run in full] for key in ("base", "wide", "recommended")}
+    verdict: dict[str, Any] = {"seeds": len(full), "asked": seeds_asked(BASELINE_ROW), "means": None,
+                               "improvement": None, "meets_goal": None}
+    if not full:
+        return verdict
+    verdict["means"] = {key: statistics.mean(values) for key, values in finals.items()}
+    rows = {"recommended": {"final_returns": finals["recommended"]}, "wide": {"final_returns": finals["wide"]}}
+    verdict["improvement"] = probability_of_improvement({"tasks": {task: {"rows": rows}}}, "recommended", "wide",
+                                                        only=[task])
+    if len(full) >= verdict["asked"]:
+        verdict["meets_goal"] = verdict["means"]["recommended"] >= verdict["means"]["wide"]
+    return verdict
+
+
+def report(width: int = 512) -> str:
+    pick = follow_up_pick()
+    tasks = [task for task in SAMPLE_EFFICIENCY_TASKS if seed_runs(task, width, pick)]
+    if not tasks:
+        sys.exit(f"baseline_width: no result files at width {width} yet; run one with --task and --seed")
+    lines = [f"# Like for like at {width} wide: sb3-contrib's CrossQ with the recommended row's wider critic", "",
+             "Written by `python benchmarks/baseline_width.py --report`. Each run is a suite run of "
+             f"{BASELINE_ROW} with only its critic's width changed ({BASE_WIDTH} → {width}); beside it the suite's "
+             f"{BASE_WIDTH}-wide {BASELINE_ROW} run of the same seed and the recommended row's {width}-wide rerun of "
+             f"the seed at the follow-up's pick ({pick or 'not made yet'}; `benchmarks/results/critic_width.md`). "
+             "Final = the last evaluation (100k steps, 10 episodes, the suite's start states); stability = the mean "
+             "of the last five evaluations over the best.", "",
+             f"| task | seed | {BASELINE_ROW} {BASE_WIDTH}: final, stability | {BASELINE_ROW} {width}: final, "
+             f"stability | recommended {width}: final, stability | CPU min ({BASELINE_ROW} {width}) | CPU |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+
+    def cell(result: dict[str, Any] | None) -> str:
+        if result is None:
+            return "—"
+        n = numbers(result)
+        return f"{n['final']:.1f}, {n['stability']:.2f}"
+
+    for task in tasks:
+        for run in seed_runs(task, width, pick):
+            lines.append(f"| {task} | {run['seed']} | {cell(run['base'])} | {cell(run['wide'])} | "
+                         f"{cell(run['recommended'])} | {run['wide']['cpu_seconds'] / 60:.1f} | "
+                         f"{cpu_kind(run['wide']['machine'])} |")
+    lines += ["", "The rule (module docstring): with the suite's seeds on a task, the recommended row at "
+              f"{width} meets the goal there like for like when its mean final return is at least "
+              f"{BASELINE_ROW}'s at {width}. Means over the seeds that have all three runs; the probability that a "
+              f"recommended run beats a {BASELINE_ROW} run at {width} is rliable's, with its 95% bootstrap interval.",
+              "", f"| task | seeds | mean final: {BASELINE_ROW} {BASE_WIDTH} | {BASELINE_ROW} {width} | recommended "
+              f"{width} | probability of improvement | meets the goal |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for task in tasks:
+        verdict = task_verdict(task, width, seed_runs(task, width, pick))
+        if verdict["means"] is None:
+            lines.append(f"| {task} | 0 of {verdict['asked']} | — | — | — | — | undecided |")
+            continue
+        means, improvement = verdict["means"], verdict["improvement"]
+        met = {True: "yes", False: "no", None: f"undecided ({verdict['seeds']} of {verdict['asked']} seeds)"}
+        lines.append(f"| {task} | {verdict['seeds']} of {verdict['asked']} | {means['base']:.1f} | "
+                     f"{means['wide']:.1f} | {means['recommended']:.1f} | {improvement['probability']:.2f} "
+                     f"[{improvement['ci'][0]:.2f}, {improvement['ci'][1]:.2f}] | {met[verdict['meets_goal']]} |")
+    text = "\n".join(lines) + "\n"
+    (STUDY.parent / "baseline_width.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=SAMPLE_EFFICIENCY_TASKS, default="Ant-v5",
+                        help=f"{' and '.join(FIRST_TASKS)} first (module docstring)")
+    parser.add_argument("--width", type=int, default=512)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report", action="store_true", help="write the table over the result files")
+    args = parser.parse_args()
+    if args.width <= 0:
+        sys.exit(f"baseline_width: --width must be positive, got {args.width}")
+    if args.report:
+        print(report(args.width))
+        return
+    train(args.task, args.width, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""benchmarks/baseline_width.py: sb3-contrib's CrossQ with only its critic's width changed, paired by seed with the
+suite's 256-wide sb3_crossq run and the recommended row's wide rerun, and the rule that reads the goal like for like
+(the recommended row's mean final return at least sb3_crossq's at the same width, once a task has 5 seeds)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.smoke.cli_helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+pytest.importorskip("rliable")
+baseline_width = pytest.importorskip("baseline_width")
+critic_width = pytest.importorskip("critic_width")
+suite = pytest.importorskip("suite")
+
+
+def test_only_the_critic_width_changes_in_sb3_crossqs_settings():
+    shipped, wide = suite.sb3_crossq_kwargs("Ant-v5"), suite.sb3_crossq_kwargs("Ant-v5", critic_width=512)
+    assert shipped["policy_kwargs"]["net_arch"] == {"pi": [256, 256], "qf": [256, 256]}
+    assert wide["policy_kwargs"]["net_arch"] == {"pi": [256, 256], "qf": [512, 512]}
+    assert {k: v for k, v in wide.items() if k != "policy_kwargs"} == {
+        k: v for k, v in shipped.items() if k != "policy_kwargs"}
+    assert {k: v for k, v in wide["policy_kwargs"].items() if k != "net_arch"} == {
+        k: v for k, v in shipped["policy_kwargs"].items() if k != "net_arch"}
+
+
+def result(task: str, seed: int, curve: list[float], **extra) -> dict:
+    return {"task": task, "seed": seed, "eval_returns": curve, "cpu_seconds": 3000.0,
+            "machine": {"cpu_isa": "AVX512", "cpu": "Intel Xeon"}, **extra}
+
+
+def write(path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """A results folder; the follow-up's pick is rate 0.0005 at 512 wide."""
+    folder = tmp_path / "results"
+    monkeypatch.setattr(baseline_width, "RESULTS", folder)
+    monkeypatch.setattr(baseline_width, "STUDY", folder / "baseline_width")
+    monkeypatch.setattr(critic_width, "AVERAGING", folder / "critic_width_averaging")
+    monkeypatch.setattr(baseline_width, "follow_up_pick", lambda: "w512 tau 0.0005")
+    return folder
+
+
+def add_seed(folder, seed: int, base: float, wide: float, recommended: float | None) -> None:
+    """Ant-v5 runs of one seed with flat curves at the given finals (the rerun's shipped curve far off its pick)."""
+    write(folder / "suite" / "ant" / f"sb3_crossq_seed_{seed}.json", result("Ant-v5", seed, [base] * 20))
+    write(folder / "baseline_width" / "ant" / f"sb3_crossq_w512_seed_{seed}.json",
+          result("Ant-v5", seed, [wide] * 20, critic_width=512))
+    if recommended is not None:
+        write(folder / "critic_width_averaging" / "ant" / f"w512_seed_{seed}.json",
+              result("Ant-v5", seed, [1.0] * 20, averages={"0.0005": [recommended] * 20, "0.001": [2.0] * 20}))
+
+
+def test_each_seed_is_paired_and_the_task_undecided_before_its_five_seeds(results):
+    add_seed(results, 0, base=1000.0, wide=2000.0, recommended=3000.0)
+    add_seed(results, 1, base=1200.0, wide=2600.0, recommended=2400.0)
+    add_seed(results, 2, base=900.0, wide=5000.0, recommended=None)  # no rerun run: not in the means
+    text = baseline_width.report()
+    assert "| Ant-v5 | 0 | 1000.0, 1.00 | 2000.0, 1.00 | 3000.0, 1.00 | 50.0 | Intel AVX512 |" in text
+    assert "| Ant-v5 | 2 | 900.0, 1.00 | 5000.0, 1.00 | — |" in text
+    # Means over seeds 0-1: 1,100, 2,300 and 2,700. Of the four (recommended, sb3 at 512) pairs the recommended run
+    # is ahead in three: 3,000 beats 2,000 and 2,600, 2,400 beats 2,000 but not 2,600.
+    assert "| Ant-v5 | 2 of 5 | 1100.0 | 2300.0 | 2700.0 | 0.75 [" in text
+    assert "undecided (2 of 5 seeds) |" in text
+    assert (results / "baseline_width.md").read_text() == text
+
+
+def test_with_five_seeds_the_rule_compares_the_means(results):
+    for seed in range(5):
+        add_seed(results, seed, base=1000.0, wide=2000.0 + seed, recommended=2000.0)
+    verdict = baseline_width.task_verdict("Ant-v5", 512, baseline_width.seed_runs("Ant-v5", 512, "w512 tau 0.0005"))
+    assert verdict["seeds"] == 5 and verdict["means"]["wide"] == pytest.approx(2002.0)
+    assert verdict["meets_goal"] is False  # 2,000 against 2,002
+    # 25 pairs: each recommended 2,000 ties sb3's 2,000 (half a win) and loses to the other four: 5 * 0.5 / 25.
+    assert verdict["improvement"]["probability"] == pytest.approx(0.1)
+    write(results / "baseline_width" / "ant" / "sb3_crossq_w512_seed_4.json",
+          result("Ant-v5", 4, [1994.0] * 20, critic_width=512))  # sb3's mean is now 2,000: a tie meets the goal
+    verdict = baseline_width.task_verdict("Ant-v5", 512, baseline_width.seed_runs("Ant-v5", 512, "w512 tau 0.0005"))
+    assert verdict["means"]["wide"] == pytest.approx(2000.0) and verdict["meets_goal"] is True
+    assert "| Ant-v5 | 5 of 5 | 1000.0 | 2000.0 | 2000.0 |" in baseline_width.report()
+
+
+def test_a_run_is_recorded_as_sb3_crossq_with_its_width(tmp_path, monkeypatch):
+    monkeypatch.setattr(baseline_width, "STUDY", tmp_path)
+    calls = []
+
+    def fake_run(task, row, seed, critic_width=None):
+        calls.append((task, row, seed, critic_width))
+        return {"eval_returns": [5.0, 7.0]}
+
+    monkeypatch.setattr(baseline_width, "run_sb3", fake_run)
+    baseline_width.train("Hopper-v5", 384, 2)
+    written = json.loads((tmp_path / "hopper" / "sb3_crossq_w384_seed_2.json").read_text())
+    assert calls == [("Hopper-v5", "sb3_crossq", 2, 384)]
+    assert written["row"] == "sb3_crossq" and written["critic_width"] == 384 and written["final_return"] == 7.0
+    baseline_width.train("Hopper-v5", 384, 2)  # done already: not trained again
+    assert len(calls) == 1
