@@ -32,7 +32,18 @@ from typing import Any
 
 from common import cpu_kind
 from critic_width import BASE_WIDTH, averaging_path, curve_at, follow_up_pick, numbers, recorded_run
-from suite import BASELINE_ROW, RESULTS, SAMPLE_EFFICIENCY_TASKS, TASKS, result_path, run_sb3, seeds_asked
+from suite import (
+    BASELINE_ROW,
+    RECOMMENDED_ROW,
+    RESULTS,
+    SAMPLE_EFFICIENCY_TASKS,
+    TASKS,
+    config_file,
+    result_path,
+    run_sb3,
+    sb3_crossq_kwargs,
+    seeds_asked,
+)
 from suite_stats import probability_of_improvement
 
 STUDY = RESULTS / "baseline_width"
@@ -86,6 +97,43 @@ def task_verdict(task: str, width: int, runs: list[dict[str, Any]]) -> dict[str,
     if len(full) >= verdict["asked"]:
         verdict["meets_goal"] = verdict["means"]["recommended"] >= verdict["means"]["wide"]
     return verdict
+
+
+def critic_widths(task: str) -> tuple[int, int]:
+    """The widest critic layer of the recommended row's config on ``task`` and of the suite's sb3_crossq settings."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    parse_gin(config_file(task, "recommended"), [])
+    recommended = max(build_configs_from_gin().critic.hidden_sizes)
+    return recommended, max(sb3_crossq_kwargs(task)["policy_kwargs"]["net_arch"]["qf"])
+
+
+def goal_line(tasks: list[str]) -> str | None:
+    """The line the suite's report adds under its goal when the recommended row's critic is wider than sb3_crossq's
+    on some of ``tasks``: per such task the rule's verdict at equal widths (None when the widths are equal)."""
+    wider = {task: widths for task in tasks if (widths := critic_widths(task))[0] > widths[1]}
+    if not wider:
+        return None
+    pick = follow_up_pick()
+    parts = []
+    for task, (ours, _) in wider.items():
+        verdict = task_verdict(task, ours, seed_runs(task, ours, pick))
+        means, improvement = verdict["means"], verdict["improvement"]
+        if means is None:
+            parts.append(f"{task} no runs yet")
+            continue
+        against = f"{means['recommended']:,.0f} against {means['wide']:,.0f}"
+        if verdict["meets_goal"] is None:
+            parts.append(f"{task} undecided ({verdict['seeds']} of {verdict['asked']} seeds, {against})")
+        else:
+            parts.append(f"{task} {'met' if verdict['meets_goal'] else 'not met'} ({against}, probability of "
+                         f"improvement {improvement['probability']:.2f} [{improvement['ci'][0]:.2f}, "
+                         f"{improvement['ci'][1]:.2f}])")
+    widths = sorted({f"{RECOMMENDED_ROW}'s critic {ours} wide and {BASELINE_ROW}'s {theirs}"
+                     for ours, theirs in wider.values()})
+    return (f"Not like for like: {', '.join(widths)} (the CrossQ rows' width; sb3-contrib's own default is 1,024). "
+            f"Against {BASELINE_ROW} with the same critic (`benchmarks/results/baseline_width.md`): "
+            f"{'; '.join(parts)}.")
 
 
 def report(width: int = 512) -> str:

@@ -344,6 +344,10 @@ def readme_standing(suite: dict[str, Any]) -> list[str]:
               + f", against the CrossQ paper on {len(tasks) - len(below)} of {len(tasks)}"
               + (f" (below on {', '.join(below)})" if below else "")
               + f". Distance to the best published 100k figure: {', '.join(distances)}."]
+    from baseline_width import goal_line  # imports this module's sources: not at the top
+
+    like_for_like = goal_line(with_baseline)
+    lines += [like_for_like] if like_for_like else []
     runs = averaged_against_live(suite)
     if runs:
         higher, steadier = averaged_wins(runs)

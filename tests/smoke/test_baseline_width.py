@@ -103,3 +103,26 @@ def test_a_run_is_recorded_as_sb3_crossq_with_its_width(tmp_path, monkeypatch):
     assert written["row"] == "sb3_crossq" and written["critic_width"] == 384 and written["final_return"] == 7.0
     baseline_width.train("Hopper-v5", 384, 2)  # done already: not trained again
     assert len(calls) == 1
+
+
+def test_the_widths_are_read_from_the_recommended_config_and_sb3_crossqs_settings():
+    ours, theirs = baseline_width.critic_widths("Humanoid-v5")
+    assert theirs == 256  # the CrossQ rows' width
+    assert ours in (256, 512)  # the shipped recommended row's: 256, or 512 once the rerun ships
+
+
+def test_the_goal_gets_a_like_for_like_line_only_when_the_recommended_critic_is_wider(results, monkeypatch):
+    monkeypatch.setattr(baseline_width, "critic_widths", lambda task: (256, 256))
+    assert baseline_width.goal_line(["Ant-v5", "Humanoid-v5"]) is None
+    monkeypatch.setattr(baseline_width, "critic_widths", lambda task: (512, 256))
+    assert baseline_width.goal_line(["Ant-v5", "Humanoid-v5"]) == (
+        "Not like for like: polyak_recommended's critic 512 wide and sb3_crossq's 256 (the CrossQ rows' width; "
+        "sb3-contrib's own default is 1,024). Against sb3_crossq with the same critic "
+        "(`benchmarks/results/baseline_width.md`): Ant-v5 no runs yet; Humanoid-v5 no runs yet.")
+    add_seed(results, 0, base=1000.0, wide=2000.0, recommended=3000.0)
+    assert "Ant-v5 undecided (1 of 5 seeds, 3,000 against 2,000); Humanoid-v5 no runs yet." in (
+        baseline_width.goal_line(["Ant-v5", "Humanoid-v5"]))
+    for seed in range(1, 5):
+        add_seed(results, seed, base=1000.0, wide=3500.0, recommended=3000.0)
+    line = baseline_width.goal_line(["Ant-v5"])
+    assert "Ant-v5 not met (3,000 against 3,200, probability of improvement 0.20 [" in line  # 1 win in 5 seeds' pairs
