@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +255,8 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> 
     from polyak.evaluation import evaluation_seed, run_episodes
     from polyak.seeding import run_streams
 
+    if critic_width is not None and row != "sb3_crossq":
+        raise ValueError(f"critic_width is for sb3_crossq, not {row}")
     spec = TASKS[task]
     env = gym.make(resolve_env_id(spec.env_id))
     action_dim = env.action_space.shape[0]
@@ -299,7 +302,8 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> 
     eval_env.close()
     env.close()
     return {"eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds, "wall_seconds": round(wall, 3),
-            "settings": {"library": library, "algorithm": algorithm, **settings,
+            "settings": {"library": library, "library_version": metadata.version(library), "algorithm": algorithm,
+                         **settings,
                          "from_config": str(source.relative_to(ROOT))}}
 
 

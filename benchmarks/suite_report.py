@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from baseline_width import goal_line
 from common import cpu_kind, machines_by_kind, newest_commit
 from suite import (
     BASELINE_ROW,
@@ -311,7 +312,7 @@ def readme_table(suite: dict[str, Any]) -> str:
     return "\n".join(lines + readme_standing(suite))
 
 
-def readme_standing(suite: dict[str, Any]) -> list[str]:
+def readme_standing(suite: dict[str, Any], results: Path = RESULTS) -> list[str]:
     """The README's lines under its table on the frontier issue's goal (the recommended row's mean final return at
     least sb3_crossq's on every task and the CrossQ paper's on at least four), the distance to the best published
     100k figures, and how often the averaged actor beat the live one; tasks without runs of the recommended row are
@@ -344,9 +345,7 @@ def readme_standing(suite: dict[str, Any]) -> list[str]:
               + f", against the CrossQ paper on {len(tasks) - len(below)} of {len(tasks)}"
               + (f" (below on {', '.join(below)})" if below else "")
               + f". Distance to the best published 100k figure: {', '.join(distances)}."]
-    from baseline_width import goal_line  # imports this module's sources: not at the top
-
-    like_for_like = goal_line(with_baseline)
+    like_for_like = goal_line(with_baseline, results)
     lines += [like_for_like] if like_for_like else []
     runs = averaged_against_live(suite)
     if runs:
@@ -380,7 +379,7 @@ def report(results: Path) -> dict[str, Any]:
     suite = collect(results)
     suite["statistics"] = suite_statistics(suite)
     (results / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
-    goal = readme_standing(suite)
+    goal = readme_standing(suite, results)
     (results / "suite.md").write_text(markdown_table(suite) + "\n" + efficiency_table(suite) + "\n"
                                       + statistics_markdown(suite["statistics"])
                                       + ("\n## The goal\n" + "\n".join(goal) + "\n" if goal else ""))

@@ -105,24 +105,86 @@ def test_a_run_is_recorded_as_sb3_crossq_with_its_width(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
-def test_the_widths_are_read_from_the_recommended_config_and_sb3_crossqs_settings():
-    ours, theirs = baseline_width.critic_widths("Humanoid-v5")
-    assert theirs == 256  # the CrossQ rows' width
-    assert ours in (256, 512)  # the shipped recommended row's: 256, or 512 once the rerun ships
+def test_the_widths_are_read_from_the_suites_result_files(results, monkeypatch):
+    monkeypatch.setattr(baseline_width, "ROOT", results.parent)
+    recommended = results / "suite" / "ant" / "polyak_recommended_seed_0.json"
+    write(results / "suite" / "ant" / "sb3_crossq_seed_0.json",
+          result("Ant-v5", 0, [1.0], settings={"policy_kwargs": {"net_arch": {"pi": [256, 256], "qf": [384, 384]}}}))
+    assert baseline_width.critic_widths("Ant-v5", results) is None  # no recommended run yet
+    write(recommended, result("Ant-v5", 0, [1.0]))  # a suite run from before the rerun: 256 wide
+    assert baseline_width.critic_widths("Ant-v5", results) == (256, 384)
+    source = results / "critic_width_averaging" / "ant" / "w512_seed_0.json"
+    write(source, result("Ant-v5", 0, [1.0], critic_width=512))
+    write(recommended, result("Ant-v5", 0, [1.0], from_follow_up={"file": "results/critic_width_averaging/ant/"
+                                                                          "w512_seed_0.json"}))
+    assert baseline_width.critic_widths("Ant-v5", results) == (512, 384)  # promoted: the width of the run it came from
+
+
+def test_the_suites_own_widths_are_equal_today_or_the_rerun_is_promoted():
+    for task in ("Ant-v5", "Humanoid-v5"):
+        ours, theirs = baseline_width.critic_widths(task)
+        assert theirs == 256  # the CrossQ rows' width, as the suite's sb3_crossq files record it
+        assert ours == 256 or (suite.RESULTS / critic_width.ADOPTION).exists()
 
 
 def test_the_goal_gets_a_like_for_like_line_only_when_the_recommended_critic_is_wider(results, monkeypatch):
-    monkeypatch.setattr(baseline_width, "critic_widths", lambda task: (256, 256))
-    assert baseline_width.goal_line(["Ant-v5", "Humanoid-v5"]) is None
-    monkeypatch.setattr(baseline_width, "critic_widths", lambda task: (512, 256))
-    assert baseline_width.goal_line(["Ant-v5", "Humanoid-v5"]) == (
+    monkeypatch.setattr(baseline_width, "critic_widths", lambda task, folder: (256, 256))
+    assert baseline_width.goal_line(["Ant-v5", "Humanoid-v5"], results) is None
+    monkeypatch.setattr(baseline_width, "critic_widths", lambda task, folder: (512, 256))
+    assert baseline_width.goal_line(["Ant-v5"], results.parent / "elsewhere") is None  # not the committed results
+    assert baseline_width.goal_line(["Ant-v5", "Humanoid-v5"], results) == (
         "Not like for like: polyak_recommended's critic 512 wide and sb3_crossq's 256 (the CrossQ rows' width; "
         "sb3-contrib's own default is 1,024). Against sb3_crossq with the same critic "
-        "(`benchmarks/results/baseline_width.md`): Ant-v5 no runs yet; Humanoid-v5 no runs yet.")
+        "(`benchmarks/results/baseline_width.md`, 5 seeds a task): Ant-v5 no runs yet; Humanoid-v5 no runs yet.")
+    add_seed(results, 0, base=1000.0, wide=2000.0, recommended=None)
+    assert "Ant-v5 1 runs, none paired with the recommended row's rerun;" in (
+        baseline_width.goal_line(["Ant-v5", "Humanoid-v5"], results))
+    monkeypatch.setattr(baseline_width, "follow_up_pick", lambda: None)
+    assert "Ant-v5 1 runs, none paired with the recommended row's (the rerun's pick is not made);" in (
+        baseline_width.goal_line(["Ant-v5", "Humanoid-v5"], results))
+    monkeypatch.setattr(baseline_width, "follow_up_pick", lambda: "w512 tau 0.0005")
     add_seed(results, 0, base=1000.0, wide=2000.0, recommended=3000.0)
     assert "Ant-v5 undecided (1 of 5 seeds, 3,000 against 2,000); Humanoid-v5 no runs yet." in (
-        baseline_width.goal_line(["Ant-v5", "Humanoid-v5"]))
+        baseline_width.goal_line(["Ant-v5", "Humanoid-v5"], results))
     for seed in range(1, 5):
         add_seed(results, seed, base=1000.0, wide=3500.0, recommended=3000.0)
-    line = baseline_width.goal_line(["Ant-v5"])
-    assert "Ant-v5 not met (3,000 against 3,200, probability of improvement 0.20 [" in line  # 1 win in 5 seeds' pairs
+    line = baseline_width.goal_line(["Ant-v5"], results)
+    # 3,000 beats sb3's 2,000 and loses to its four 3,500s: 5 wins in 25 pairs
+    assert "Ant-v5 behind sb3_crossq's mean (3,000 against 3,200, probability of improvement 0.20 [" in line
+
+
+def test_the_readme_goal_lines_carry_the_like_for_like_line(monkeypatch):
+    suite_report = pytest.importorskip("suite_report")
+    monkeypatch.setattr(suite_report, "goal_line", lambda tasks, folder: f"LIKE FOR LIKE on {', '.join(tasks)}")
+    report = {"tasks": {"Ant-v5": {"rows": {"polyak_recommended": {"final_returns": [3000.0]},
+                                            "sb3_crossq": {"final_returns": [2000.0]}}}}}
+    lines = suite_report.readme_standing(report)
+    assert lines[lines.index(next(line for line in lines if line.startswith("Goal:"))) + 1] == "LIKE FOR LIKE on Ant-v5"
+
+
+def test_only_the_suites_seeds_decide(results):
+    for seed in range(5):
+        add_seed(results, seed, base=1000.0, wide=2000.0, recommended=2500.0)
+    add_seed(results, 7, base=1000.0, wide=9000.0, recommended=100.0)  # beyond the suite's seeds 0-4
+    verdict = baseline_width.task_verdict("Ant-v5", 512, baseline_width.seed_runs("Ant-v5", 512, "w512 tau 0.0005"))
+    assert verdict["seeds"] == 5 and verdict["meets_goal"] is True
+    assert verdict["means"]["wide"] == pytest.approx(2000.0) and verdict["improvement"]["probability"] == 1.0
+
+
+def test_run_sb3_gives_sb3_contribs_crossq_the_wider_critic_and_refuses_it_for_td3(monkeypatch):
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def capture(policy, env, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(sb3_contrib, "CrossQ", capture)
+    with pytest.raises(Stop):
+        suite.run_sb3("Hopper-v5", "sb3_crossq", 0, critic_width=512)
+    assert seen["policy_kwargs"]["net_arch"] == {"pi": [256, 256], "qf": [512, 512]}
+    with pytest.raises(ValueError, match="critic_width is for sb3_crossq"):
+        suite.run_sb3("Hopper-v5", "sb3_td3", 0, critic_width=512)
