@@ -156,8 +156,8 @@ def goal_line(tasks: list[str], results: Path = RESULTS) -> str | None:
 
 def report(width: int = 512) -> str:
     pick = follow_up_pick()
-    tasks = [task for task in SAMPLE_EFFICIENCY_TASKS if seed_runs(task, width, pick)]
-    if not tasks:
+    by_task = {task: runs for task in SAMPLE_EFFICIENCY_TASKS if (runs := seed_runs(task, width, pick))}
+    if not by_task:
         sys.exit(f"baseline_width: no result files at width {width} yet; run one with --task and --seed")
     lines = [f"# Like for like at {width} wide: sb3-contrib's CrossQ with the recommended row's wider critic", "",
              "Written by `python benchmarks/baseline_width.py --report`. Each run is a suite run of "
@@ -176,8 +176,8 @@ def report(width: int = 512) -> str:
         n = numbers(result)
         return f"{n['final']:.1f}, {n['stability']:.2f}"
 
-    for task in tasks:
-        for run in seed_runs(task, width, pick):
+    for task, runs in by_task.items():
+        for run in runs:
             lines.append(f"| {task} | {run['seed']} | {cell(run['base'])} | {cell(run['wide'])} | "
                          f"{cell(run['recommended'])} | {run['wide']['cpu_seconds'] / 60:.1f} | "
                          f"{cpu_kind(run['wide']['machine'])} |")
@@ -190,8 +190,8 @@ def report(width: int = 512) -> str:
               "", f"| task | seeds | mean final: {BASELINE_ROW} {BASE_WIDTH} | {BASELINE_ROW} {width} | recommended "
               f"{width} | probability of improvement | recommended at least {BASELINE_ROW} |",
               "| --- | --- | --- | --- | --- | --- | --- |"]
-    for task in tasks:
-        verdict = task_verdict(task, width, seed_runs(task, width, pick))
+    for task, runs in by_task.items():
+        verdict = task_verdict(task, width, runs)
         if verdict["means"] is None:
             lines.append(f"| {task} | 0 of {verdict['asked']} | — | — | — | — | undecided |")
             continue
