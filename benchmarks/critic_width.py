@@ -64,7 +64,6 @@ from typing import Any
 
 from common import claimed, code_commit, cpu_kind, load_average, machine_info
 from suite import (
-    LIVE_ROWS,
     RECOMMENDED_ROW,
     RESULTS,
     ROOT,
@@ -367,9 +366,6 @@ def shipped_mismatches(width: int, rate: float) -> list[str]:
         wanted = {"critic width": (width, width), "actor_average": rate}
         mismatches += [f"{path.relative_to(ROOT)}: {key} is {settings[key]}, the rerun's is {wanted[key]}"
                        for key in wanted if settings[key] != wanted[key]]
-    if width != BASE_WIDTH and RECOMMENDED_ROW in LIVE_ROWS:
-        mismatches.append(f"benchmarks/suite.py: LIVE_ROWS still files the recommended row's live actor as "
-                          f"{LIVE_ROWS[RECOMMENDED_ROW]}, which trains 256 wide")
     return mismatches
 
 

@@ -15,7 +15,6 @@ from suite import (
     BASELINE_ROW,
     DEFAULT_SEEDS_ASKED,
     EVAL_EPISODES,
-    LIVE_ROWS,
     PUBLISHED_100K,
     RECOMMENDED_ROW,
     RESULTS,
@@ -222,8 +221,7 @@ def averaged_against_live_markdown(runs: list[dict[str, Any]]) -> list[str]:
     """suite.md's section comparing the shipped row's two policies run by run."""
     lines = ["", f"## The averaged actor against the live actor, per {RECOMMENDED_ROW} run", "",
              f"Each {RECOMMENDED_ROW} run evaluates its averaged actor (`AgentConfig.actor_average`) and its live "
-             f"actor on the same start states; the live actor's curve is that seed's {LIVE_ROWS[RECOMMENDED_ROW]} run "
-             "when that row had none. Stability: the mean of the last five evaluations over the best.", ""]
+             "actor on the same start states. Stability: the mean of the last five evaluations over the best.", ""]
     if not runs:
         return [*lines, "No run yet."]
     lines += ["| task | seed | final: averaged, live | last five: averaged, live | stability: averaged, live |",
@@ -261,8 +259,8 @@ def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
     stability = ("its final policies keep what they reached" if rule["pick_is_stable"] else
                  f"but its final policies still fall from their best (stability below {rule['stability_floor']:g})")
     verdict = (f"The rule picks **{pick}** on {', '.join(rule['tasks'])}, {stability}. The shipped recommended row, "
-               f"{RECOMMENDED_ROW}, is {LIVE_ROWS[RECOMMENDED_ROW]} evaluated and shipped through its averaged actor "
-               "(`AgentConfig.actor_average`; why: benchmarks/results/actor_average.md)")
+               f"{RECOMMENDED_ROW}, is polyak_crossq_sac with a 512-wide critic, evaluated and shipped through its "
+               "averaged actor (`AgentConfig.actor_average`; why: benchmarks/results/critic_width.md)")
     if rule.get("shipped_is_stable") is None:
         verdict += "; it has no runs on all of these tasks yet."
     else:
@@ -397,8 +395,7 @@ def report(results: Path) -> dict[str, Any]:
 def missing_runs(suite: dict[str, Any], results: Path) -> list[dict[str, Any]]:
     """The frontier issue's runs still to do on the locomotion tasks (seeds 0 to ``seeds_asked(row) - 1`` of every
     row the task runs), each with an estimate of its CPU minutes: the median of the row's finished runs on that
-    task, else on any locomotion task (for a ``LIVE_ROWS`` row, then its live row's, the same training), else None;
-    0 for a seed that a ``LIVE_ROWS`` run still to do will write (``from_row``)."""
+    task, else on any locomotion task, else None."""
     def cpu_minutes(row: str, tasks: list[str]) -> list[float]:
         return [seconds / 60 for task in tasks for seconds in
                 suite["tasks"].get(task, {}).get("rows", {}).get(row, {}).get("cpu_seconds", []) if seconds]
@@ -407,15 +404,9 @@ def missing_runs(suite: dict[str, Any], results: Path) -> list[dict[str, Any]]:
     for task in SAMPLE_EFFICIENCY_TASKS:
         for row in rows_of(task):
             seeds = [seed for seed in range(seeds_asked(row)) if not result_path(results, task, row, seed).exists()]
-            same_training = [row, *([LIVE_ROWS[row]] if row in LIVE_ROWS else [])]  # the live row's runs cost the same
-            estimate = next((found for found in (cpu_minutes(name, tasks) for name in same_training
-                                                 for tasks in ([task], list(SAMPLE_EFFICIENCY_TASKS))) if found), [])
-            for seed in seeds:
-                source = next((source for source, live in LIVE_ROWS.items() if live == row
-                               and seed < seeds_asked(source)
-                               and not result_path(results, task, source, seed).exists()), None)
-                missing.append({"task": task, "row": row, "seed": seed, "from_row": source,
-                                "cpu_minutes": 0.0 if source else statistics.median(estimate) if estimate else None})
+            estimate = cpu_minutes(row, [task]) or cpu_minutes(row, list(SAMPLE_EFFICIENCY_TASKS))
+            missing += [{"task": task, "row": row, "seed": seed,
+                         "cpu_minutes": statistics.median(estimate) if estimate else None} for seed in seeds]
     return missing
 
 
@@ -426,19 +417,11 @@ def todo_text(missing: list[dict[str, Any]]) -> str:
         groups.setdefault((run["task"], run["row"]), []).append(run)
     lines = ["| task | row | missing seeds | estimated CPU minutes each |", "| --- | --- | --- | --- |"]
     for (task, row), runs in groups.items():
-        own = [r for r in runs if not r["from_row"]]
-        estimate = own[0]["cpu_minutes"] if own else None
-        cells = [] if not own else [f"{' '.join(str(r['seed']) for r in own)} | "
-                                    f"{'unknown' if estimate is None else f'{estimate:.0f}'}"]
-        shared = [r for r in runs if r["from_row"]]
-        if shared:
-            cells.append(f"{' '.join(str(r['seed']) for r in shared)} | 0 (the live actor of the "
-                         f"{shared[0]['from_row']} runs of these seeds)")
-        lines += [f"| {task} | {row} | {cell} |" for cell in cells]
+        estimate = runs[0]["cpu_minutes"]
+        lines.append(f"| {task} | {row} | {' '.join(str(r['seed']) for r in runs)} | "
+                     f"{'unknown' if estimate is None else f'{estimate:.0f}'} |")
     known = [r["cpu_minutes"] for r in missing if r["cpu_minutes"] is not None]
     unknown = len(missing) - len(known)
-    shared = sum(1 for r in missing if r["from_row"])
     lines += ["", f"{len(missing)} runs missing: about {sum(known) / 60:.1f} CPU hours for {len(known)} of them"
-              + (f" ({shared} of them at no cost: another row's runs write them)" if shared else "")
               + (f", {unknown} without an estimate (no finished run of their row yet)" if unknown else "") + "."]
     return "\n".join(lines)

@@ -182,12 +182,11 @@ def test_a_recorded_run_writes_the_suites_record_once(tmp_path):
 
 
 def test_the_shipped_configs_are_compared_with_the_rerun_setting_by_setting():
-    assert critic_width.shipped_mismatches(256, critic_width.SHIPPED_RATE) == []  # today's configs
-    mismatches = critic_width.shipped_mismatches(512, 0.001)
-    assert len(mismatches) == 13  # five suite configs and configs/recommended.gin, two settings each; LIVE_ROWS
-    assert mismatches[-1].startswith("benchmarks/suite.py: LIVE_ROWS still files the recommended row's live actor")
-    assert "configs/suite/ant_recommended.gin: critic width is (256, 256), the rerun's is (512, 512)" in mismatches
-    assert "configs/recommended.gin: actor_average is 0.002, the rerun's is 0.001" in mismatches
+    assert critic_width.shipped_mismatches(512, 0.0005) == []  # today's configs: the rerun's, promoted
+    mismatches = critic_width.shipped_mismatches(256, 0.002)
+    assert len(mismatches) == 12  # five suite configs and configs/recommended.gin, two settings each
+    assert "configs/suite/ant_recommended.gin: critic width is (512, 512), the rerun's is (256, 256)" in mismatches
+    assert "configs/recommended.gin: actor_average is 0.0005, the rerun's is 0.002" in mismatches
 
 
 def follow_up_results(tmp_path, monkeypatch) -> tuple:

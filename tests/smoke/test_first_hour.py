@@ -118,7 +118,7 @@ def test_env_alone_gets_the_recommended_config_for_one_env(tmp_path: Path) -> No
     assert trainer.max_env_steps == 100_000
     assert agent.algorithm.value == "crossq_sac"
     assert (agent.n_critics, agent.policy_delay, agent.batch_size) == (2, 3, 256)
-    assert plan.configs.actor.hidden_sizes == plan.configs.critic.hidden_sizes == (256, 256)
+    assert (plan.configs.actor.hidden_sizes, plan.configs.critic.hidden_sizes) == ((256, 256), (512, 512))
     assert plan.run_dir == tmp_path / "Pendulum-v1_crossq_sac_seed_1"  # named after the env and the config
 
 
@@ -145,14 +145,16 @@ def test_the_recommended_config_is_the_suites_measured_row(task: str) -> None:
 
 
 @pytest.mark.parametrize("task", SUITE_TASKS)
-def test_the_recommended_row_trains_as_the_rules_pick(task: str) -> None:
-    """suite/<task>_recommended.gin is <task>_crossq_sac.gin (the row the suite's rule picked) with the averaged
-    actor, and nothing else: its runs' live-actor evaluations are that row's runs."""
+def test_the_recommended_row_trains_as_the_rules_pick_with_a_wider_critic(task: str) -> None:
+    """suite/<task>_recommended.gin is <task>_crossq_sac.gin (the row the suite's rule picked) with a 512-wide critic
+    and the averaged actor, and nothing else (benchmarks/critic_width.py measured exactly that change)."""
     recommended = configs_from_file(shipped_configs()[f"suite/{task}_recommended"], [])
     pick = configs_from_file(shipped_configs()[f"suite/{task}_crossq_sac"], [])
     assert recommended.agent.actor_average is not None and pick.agent.actor_average is None
     assert dataclasses.replace(recommended.agent, actor_average=None) == pick.agent
-    for name in ("trainer", "actor", "critic", "replay", "noise", "sac", "td7"):
+    assert recommended.critic.hidden_sizes == (512, 512) and pick.critic.hidden_sizes == (256, 256)
+    assert dataclasses.replace(recommended.critic, hidden_sizes=(256, 256)) == pick.critic
+    for name in ("trainer", "actor", "replay", "noise", "sac", "td7"):
         assert getattr(recommended, name) == getattr(pick, name), name
 
 

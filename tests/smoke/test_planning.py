@@ -64,8 +64,15 @@ def test_an_unscoped_network_binding_the_configs_scoped_one_overrides_warns_in_o
 
 
 def test_a_network_binding_that_takes_effect_does_not_warn():
-    plan = plan_run(env="Pendulum-v1", bindings=["NetworkConfig.hidden_sizes = (64, 64)", "NetworkConfig.lr = 3e-4"])
+    plan = plan_run(config="pendulum", bindings=["NetworkConfig.hidden_sizes = (64, 64)", "NetworkConfig.lr = 3e-4"])
     assert plan.configs.actor.hidden_sizes == plan.configs.critic.hidden_sizes == (64, 64)
     assert plan.configs.actor.lr == plan.configs.critic.lr == 3e-4 and plan.warnings == ()
     scoped = plan_run(config="suite/crossq", bindings=["actor/NetworkConfig.hidden_sizes = (64, 64)"])
     assert scoped.configs.actor.hidden_sizes == (64, 64) and scoped.warnings == ()
+
+
+def test_the_recommended_configs_critic_width_survives_an_unscoped_binding_with_a_warning():
+    plan = plan_run(env="Pendulum-v1", bindings=["NetworkConfig.hidden_sizes = (64, 64)"])
+    assert plan.configs.actor.hidden_sizes == (64, 64) and plan.configs.critic.hidden_sizes == (512, 512)
+    (warning,) = plan.warnings
+    assert "reach the critic network:" in warning and "critic/NetworkConfig.hidden_sizes" in warning

@@ -245,30 +245,6 @@ def test_missing_runs_count_the_seeds_asked_and_estimate_from_finished_runs(tmp_
     assert by_key[("Walker2d-v5", suite.BASELINE_ROW, 4)] is None
     text = suite_report.todo_text(missing)
     assert "| Hopper-v5 | sb3_td3 | 0 2 | 15 |" in text and f"{len(missing)} runs missing" in text
-    # the rule's pick comes free with the recommended row's runs (their live actor), seeds 0-2 of its 3
-    live = suite.LIVE_ROWS[RECOMMENDED]
-    shared = [run for run in missing if run["from_row"]]
-    assert {(run["row"], run["from_row"], run["cpu_minutes"]) for run in shared} == {(live, RECOMMENDED, 0.0)}
-    assert len(shared) == len(suite.SAMPLE_EFFICIENCY_TASKS) * suite.seeds_asked(live)
-    # that run is done: seed 0 is not free
-    (tmp_path / "suite" / "hopper" / f"{RECOMMENDED}_seed_0.json").write_text("{}")
-    hopper_live = {run["seed"]: run["from_row"] for run in suite_report.missing_runs(report, tmp_path)
-                   if (run["task"], run["row"]) == ("Hopper-v5", live)}
-    assert hopper_live == {0: None, 1: RECOMMENDED, 2: RECOMMENDED}
-
-
-def test_a_recommended_run_writes_its_live_actors_curve_as_the_picks_run_once(tmp_path):
-    (tmp_path / "suite" / "hopper").mkdir(parents=True)
-    result = {"task": "Hopper-v5", "row": RECOMMENDED, "seed": 3, "eval_steps": [5000, 10000],
-              "eval_returns": [10.0, 30.0], "live_eval_returns": [10.0, 20.0], "final_return": 30.0, "cpu_seconds": 9.0}
-    suite.write_live_result(tmp_path, "Hopper-v5", RECOMMENDED, 3, result)
-    path = suite.result_path(tmp_path, "Hopper-v5", suite.LIVE_ROWS[RECOMMENDED], 3)
-    live = json.loads(path.read_text())
-    assert live["row"] == suite.LIVE_ROWS[RECOMMENDED] and live["eval_returns"] == [10.0, 20.0]
-    assert live["final_return"] == 20.0 and live["from_run"]["row"] == RECOMMENDED
-    assert "live_eval_returns" not in live and live["cpu_seconds"] == 9.0
-    suite.write_live_result(tmp_path, "Hopper-v5", RECOMMENDED, 3, {**result, "live_eval_returns": [0.0, 0.0]})
-    assert json.loads(path.read_text())["eval_returns"] == [10.0, 20.0]  # an existing run of the pick stays
 
 
 def test_the_readme_table_is_the_one_the_committed_results_give(committed):
@@ -358,8 +334,13 @@ def test_the_committed_recommended_runs_carry_both_curves(committed):
     runs = stats["averaged_against_live"]
     recorded = sum(len(entry["rows"].get(RECOMMENDED, {}).get("seeds", [])) for entry in report["tasks"].values())
     assert recorded and len(runs) == recorded  # every run of the shipped row scored its live actor too
-    for run in runs:
-        path = suite.result_path(suite.RESULTS, run["task"], suite.LIVE_ROWS[RECOMMENDED], run["seed"])
+
+    # polyak_crossq_sac runs written from the live actor of a 256-wide recommended run (before the row became the
+    # 512-wide one) are that run's live curve, kept by critic_width.py --promote with the run it came from.
+    copies = [path for path in (suite.RESULTS / "suite").glob("*/polyak_crossq_sac_seed_*.json")
+              if "from_run" in json.loads(path.read_text())]
+    assert copies
+    for path in copies:
         live = json.loads(path.read_text())
-        if "from_run" in live:  # the live row's file is this run's live curve
-            assert live["final_return"] == run["live_final"]
+        source = suite.RESULTS / "critic_width_partners" / path.parent.name / f"{RECOMMENDED}_seed_{live['seed']}.json"
+        assert json.loads(source.read_text())["live_eval_returns"] == live["eval_returns"]
