@@ -88,12 +88,12 @@ TASKS_TRIED = ("Ant-v5", "Humanoid-v5")  # the tasks of the decision rule
 BASE_WIDTH = 256
 STABILITY_SLACK = 0.05
 ADOPTION = "critic_width_adoption.json"  # under RESULTS: the shipping rule's numbers, kept when the rerun is promoted
-PARTNERS = RESULTS / "critic_width_partners"  # the suite's 256-wide recommended runs, kept by --promote
+PARTNERS = "critic_width_partners"  # under RESULTS: the suite's 256-wide recommended runs, kept by --promote
 
 
 def kept_path(task: str, seed: int) -> Path:
     """Where ``--promote`` keeps the suite's 256-wide recommended run of ``seed`` before overwriting it."""
-    return PARTNERS / TASKS[task].config_stem / f"{RECOMMENDED_ROW}_seed_{seed}.json"
+    return RESULTS / PARTNERS / TASKS[task].config_stem / f"{RECOMMENDED_ROW}_seed_{seed}.json"
 
 
 def partner_path(task: str, seed: int) -> Path:

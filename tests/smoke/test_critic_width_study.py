@@ -193,8 +193,7 @@ def follow_up_results(tmp_path, monkeypatch) -> tuple:
     """A results folder with the suite's 256-wide runs (final 500, steady) and a writer of --taus runs at 512 whose
     0.001 average ends at 1,900 + seed (steady) unless ``tail`` says how it ends."""
     results = tmp_path / "results"
-    for name, folder in (("RESULTS", ""), ("STUDY", "critic_width"), ("AVERAGING", "critic_width_averaging"),
-                         ("PARTNERS", "critic_width_partners")):
+    for name, folder in (("RESULTS", ""), ("STUDY", "critic_width"), ("AVERAGING", "critic_width_averaging")):
         monkeypatch.setattr(critic_width, name, results / folder)
     monkeypatch.setattr(critic_width, "ROOT", tmp_path)
     monkeypatch.setattr(critic_width, "FOLLOW_UP_SEEDS", {"Ant-v5": (0,), "Humanoid-v5": (0,)})

@@ -63,6 +63,7 @@ gym.register("FirstHourPoint-v0", entry_point=Point)
 '''
 TINY = ["TrainerConfig.max_env_steps=400", "TrainerConfig.start_steps=100", "ReplayConfig.min_size=100",
         "TrainerConfig.eval_interval=200", "TrainerConfig.eval_episodes=2", "NetworkConfig.hidden_sizes=(16, 16)",
+        "critic/NetworkConfig.hidden_sizes=(16, 16)",
         "AgentConfig.batch_size=16", "TrainerConfig.progress_bar=False"]
 SETTINGS = {"max_env_steps": 400, "learning_starts": 100, "eval_interval": 200, "eval_episodes": 2,
             "hidden_sizes": (16, 16), "batch_size": 16, "progress_bar": False}
