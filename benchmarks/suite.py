@@ -290,6 +290,8 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> 
                 steps.append(self.num_timesteps)
                 returns.append(float(np.mean(scores)))
                 seconds.append(round(time.perf_counter() - started, 2))
+                print(f"{task} {row} seed {seed}: {self.num_timesteps} env steps, evaluated {returns[-1]:.1f}",
+                      flush=True)  # the only sign of life of an sb3 run that takes an hour or more
             return True
 
     started = time.perf_counter()

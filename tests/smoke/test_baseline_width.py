@@ -4,6 +4,7 @@ suite's 256-wide sb3_crossq run and the recommended row's wide rerun, and the ru
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -188,3 +189,14 @@ def test_run_sb3_gives_sb3_contribs_crossq_the_wider_critic_and_refuses_it_for_t
     assert seen["policy_kwargs"]["net_arch"] == {"pi": [256, 256], "qf": [512, 512]}
     with pytest.raises(ValueError, match="critic_width is for sb3_crossq"):
         suite.run_sb3("Hopper-v5", "sb3_td3", 0, critic_width=512)
+
+
+def test_an_sb3_run_prints_each_evaluation_as_it_goes(monkeypatch, capsys):
+    pytest.importorskip("sb3_contrib")
+    spec = dataclasses.replace(suite.TASKS["InvertedPendulum-v5"], budget=40, eval_every=20)
+    monkeypatch.setitem(suite.TASKS, "InvertedPendulum-v5", spec)
+    result = suite.run_sb3("InvertedPendulum-v5", "sb3_crossq", 0)
+    assert result["eval_steps"] == [20, 40]
+    out = capsys.readouterr().out
+    assert f"InvertedPendulum-v5 sb3_crossq seed 0: 20 env steps, evaluated {result['eval_returns'][0]:.1f}" in out
+    assert "seed 0: 40 env steps, evaluated" in out
