@@ -22,6 +22,7 @@ from suite import (
     ROWS,
     SAMPLE_EFFICIENCY_TASKS,
     TASKS,
+    config_file,
     result_path,
     rows_of,
     seeds_asked,
@@ -236,6 +237,15 @@ def averaged_against_live_markdown(runs: list[dict[str, Any]]) -> list[str]:
                         f"the last five evaluations on {steadier} of {len(runs)}."]
 
 
+def recommended_critic_text() -> str:
+    """The shipped recommended row's critic widths, read from its suite config (e.g. "512-512"), so the report's
+    prose follows the config when the width changes."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    parse_gin(config_file(SAMPLE_EFFICIENCY_TASKS[0], "recommended"), [])
+    return "-".join(str(width) for width in build_configs_from_gin().critic.hidden_sizes)
+
+
 def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
     """suite.md's lines on the rule that picks the recommended row, its table and its pick."""
     lines = ["", "## Choosing the recommended row", "",
@@ -259,8 +269,9 @@ def recommendation_markdown(rule: dict[str, Any]) -> list[str]:
     stability = ("its final policies keep what they reached" if rule["pick_is_stable"] else
                  f"but its final policies still fall from their best (stability below {rule['stability_floor']:g})")
     verdict = (f"The rule picks **{pick}** on {', '.join(rule['tasks'])}, {stability}. The shipped recommended row, "
-               f"{RECOMMENDED_ROW}, is polyak_crossq_sac with a 512-wide critic, evaluated and shipped through its "
-               "averaged actor (`AgentConfig.actor_average`; why: benchmarks/results/critic_width.md)")
+               f"{RECOMMENDED_ROW}, is polyak_crossq_sac with critic layers of {recommended_critic_text()} units, "
+               "evaluated and shipped through its averaged actor (`AgentConfig.actor_average`; why: "
+               "benchmarks/results/critic_width.md)")
     if rule.get("shipped_is_stable") is None:
         verdict += "; it has no runs on all of these tasks yet."
     else:
