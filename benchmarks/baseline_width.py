@@ -61,7 +61,8 @@ def train(task: str, width: int, seed: int) -> None:
     """One suite run of ``sb3_crossq`` with a ``width``-wide critic; its result file with the suite's record
     (commit, machine, load, CPU time)."""
     result = recorded_run(study_path(task, width, seed), task, width, seed, "baseline_width",
-                          lambda _run_dir, _binding: run_sb3(task, BASELINE_ROW, seed, critic_width=width),
+                          lambda run_dir, _binding: run_sb3(task, BASELINE_ROW, seed, critic_width=width,
+                                                                   snapshots=run_dir),
                           row=BASELINE_ROW)
     if result is not None:
         print(f"{task} {BASELINE_ROW} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)

@@ -123,9 +123,10 @@ def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
         run_dir = ROOT / "runs" / folder / TASKS[task].config_stem / f"w{width}_seed_{seed}"
         result = train_one(run_dir, f"critic/NetworkConfig.hidden_sizes = ({width}, {width})")
         budget = TASKS[task].budget
+        cpu = cpu_seconds() - cpu_before + result.pop("cpu_seconds_in_earlier_sittings", 0.0)  # an sb3 run resumed
         result.update({
             "task": task, "row": row, "critic_width": width, "seed": seed, "budget": budget,
-            "final_return": result["eval_returns"][-1], "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
+            "final_return": result["eval_returns"][-1], "cpu_seconds": round(cpu, 2),
             "code_commit": commit, "machine": machine_info(),
             "load_average": {"before": load_before, "after": load_average()},
             "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

@@ -41,6 +41,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import sb3_snapshot
 from common import claimed, code_commit, load_average, machine_info, read_metrics, sb3_deterministic_action
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -239,9 +240,11 @@ def sb3_crossq_kwargs(task: str, critic_width: int | None = None) -> dict[str, A
     }
 
 
-def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> dict[str, Any]:
+def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
+            snapshots: Path | None = None) -> dict[str, Any]:
     """SB3's TD3 (``sb3_td3``) or sb3-contrib's CrossQ (``sb3_crossq``, its critic ``critic_width`` wide if given),
-    evaluated with polyak's protocol."""
+    evaluated with polyak's protocol. With ``snapshots`` (a folder) it snapshots itself after each evaluation and
+    goes on from a snapshot found there (``sb3_snapshot``); the folder is removed once the run is done."""
     import gymnasium as gym
     import numpy as np
     from stable_baselines3.common.callbacks import BaseCallback
@@ -278,11 +281,24 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> 
     steps: list[int] = []
     returns: list[float] = []
     seconds: list[float] = []
+    resumed_at: list[int] = []
+    earlier = {"wall_seconds": 0.0, "cpu_seconds": 0.0}  # spent in sittings before a resume
+    identity = {"task": task, "row": row, "seed": seed, "budget": spec.budget, "settings": settings}
+    loaded = None if snapshots is None else sb3_snapshot.load(snapshots, type(model), env, identity, seed)
+    if loaded is not None:
+        model, progress = loaded
+        steps, returns, seconds = progress["eval_steps"], progress["eval_returns"], progress["eval_wall_seconds"]
+        resumed_at = [*progress["resumed_at_steps"], model.num_timesteps]
+        earlier = {key: progress[key] for key in earlier}
+        print(f"{task} {row} seed {seed}: resumed at {model.num_timesteps} env steps from {snapshots}", flush=True)
+    cpu_started = cpu_seconds()
 
     def act(obs: np.ndarray) -> np.ndarray:
         return sb3_deterministic_action(model, obs)
 
     class Evaluate(BaseCallback):
+        snapshot_due = False
+
         def _on_step(self) -> bool:
             if self.num_timesteps % spec.eval_every == 0:
                 model.policy.set_training_mode(False)
@@ -292,14 +308,28 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None) -> 
                 seconds.append(round(time.perf_counter() - started, 2))
                 print(f"{task} {row} seed {seed}: {self.num_timesteps} env steps, evaluated {returns[-1]:.1f}",
                       flush=True)  # the only sign of life of an sb3 run that takes an hour or more
+                self.snapshot_due = snapshots is not None
             return True
 
-    started = time.perf_counter()
-    model.learn(total_timesteps=spec.budget, callback=Evaluate())
+        def _on_rollout_start(self) -> None:  # the evaluated step's transition is stored and trained on by now
+            if self.snapshot_due:
+                self.snapshot_due = False
+                sb3_snapshot.save(snapshots, model, {
+                    "identity": identity, "eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds,
+                    "resumed_at_steps": resumed_at, "wall_seconds": time.perf_counter() - started,
+                    "cpu_seconds": cpu_seconds() - cpu_started + earlier["cpu_seconds"]})
+
+    started = time.perf_counter() - earlier["wall_seconds"]
+    model.learn(total_timesteps=spec.budget - model.num_timesteps, callback=Evaluate(),
+                reset_num_timesteps=loaded is None)
     wall = time.perf_counter() - started
     eval_env.close()
     env.close()
-    return {"eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds, "wall_seconds": round(wall, 3),
+    if snapshots is not None:
+        sb3_snapshot.discard(snapshots)
+    resumed = {"resumed_at_steps": resumed_at, "cpu_seconds_in_earlier_sittings": earlier["cpu_seconds"]}
+    return {**(resumed if resumed_at else {}),
+            "eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds, "wall_seconds": round(wall, 3),
             "settings": {"library": library, "library_version": metadata.version(library), "algorithm": algorithm,
                          **settings,
                          "from_config": str(source.relative_to(ROOT))}}
@@ -332,16 +362,18 @@ def _train_and_write(results: Path, task: str, row: str, seed: int, path: Path) 
     load_before = load_average()
     commit = code_commit()  # at the start: later commits may land while it trains
     cpu_before = cpu_seconds()
+    spec = TASKS[task]
+    snapshots = ROOT / "runs" / "suite" / spec.config_stem / f"{row}_seed_{seed}"
     runner: Callable[[], dict[str, Any]] = (
-        (lambda: run_sb3(task, row, seed)) if row.startswith("sb3_") else (lambda: run_polyak(task, row, seed))
+        (lambda: run_sb3(task, row, seed, snapshots=snapshots)) if row.startswith("sb3_")
+        else (lambda: run_polyak(task, row, seed))
     )
     result = runner()
-    spec = TASKS[task]
     result.update({
         "task": task, "row": row, "seed": seed, "budget": spec.budget,
         "final_return": result["eval_returns"][-1],
         "env_steps_per_s": round(spec.budget / result["wall_seconds"], 2),
-        "cpu_seconds": round(cpu_seconds() - cpu_before, 2),
+        "cpu_seconds": round(cpu_seconds() - cpu_before + result.pop("cpu_seconds_in_earlier_sittings", 0.0), 2),
         "code_commit": commit, "machine": machine_info(),
         "load_average": {"before": load_before, "after": load_average()},
         "finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

@@ -93,14 +93,14 @@ def test_a_run_is_recorded_as_sb3_crossq_with_its_width(tmp_path, monkeypatch):
     monkeypatch.setattr(baseline_width, "STUDY", tmp_path)
     calls = []
 
-    def fake_run(task, row, seed, critic_width=None):
-        calls.append((task, row, seed, critic_width))
+    def fake_run(task, row, seed, critic_width=None, snapshots=None):
+        calls.append((task, row, seed, critic_width, snapshots.relative_to(suite.ROOT).as_posix()))
         return {"eval_returns": [5.0, 7.0]}
 
     monkeypatch.setattr(baseline_width, "run_sb3", fake_run)
     baseline_width.train("Hopper-v5", 384, 2)
     written = json.loads((tmp_path / "hopper" / "sb3_crossq_w384_seed_2.json").read_text())
-    assert calls == [("Hopper-v5", "sb3_crossq", 2, 384)]
+    assert calls == [("Hopper-v5", "sb3_crossq", 2, 384, "runs/baseline_width/hopper/w384_seed_2")]
     assert written["row"] == "sb3_crossq" and written["critic_width"] == 384 and written["final_return"] == 7.0
     baseline_width.train("Hopper-v5", 384, 2)  # done already: not trained again
     assert len(calls) == 1

@@ -1,0 +1,90 @@
+"""benchmarks/sb3_snapshot.py: an SB3 suite run cut short goes on from its last evaluation's snapshot, which holds
+every step up to that evaluation (its transition stored, its gradient step taken), and a snapshot of other settings
+is never resumed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import pytest
+
+from tests.smoke.cli_helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sb3_contrib = pytest.importorskip("sb3_contrib")
+suite = pytest.importorskip("suite")
+sb3_snapshot = pytest.importorskip("sb3_snapshot")
+
+TASK = "InvertedPendulum-v5"
+LEARNING_STARTS = 10
+
+
+class Stop(Exception):
+    pass
+
+
+@pytest.fixture
+def short_task(monkeypatch):
+    """InvertedPendulum for 60 steps, evaluated every 20, learning from step 11 on."""
+    monkeypatch.setitem(suite.TASKS, TASK, dataclasses.replace(suite.TASKS[TASK], budget=60, eval_every=20))
+    shipped = suite.sb3_crossq_kwargs
+    monkeypatch.setattr(suite, "sb3_crossq_kwargs",
+                        lambda task, width=None: {**shipped(task, width), "learning_starts": LEARNING_STARTS})
+
+
+def stop_at_evaluation(monkeypatch, number: int) -> None:
+    import polyak.evaluation
+
+    real, count = polyak.evaluation.run_episodes, [0]
+
+    def evaluate(*args):
+        count[0] += 1
+        if count[0] == number:
+            raise Stop  # the process is killed while it evaluates
+        return real(*args)
+
+    monkeypatch.setattr(polyak.evaluation, "run_episodes", evaluate)
+
+
+def test_a_run_cut_short_goes_on_from_its_last_evaluation(short_task, tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "snapshots"
+    with monkeypatch.context() as patch:
+        stop_at_evaluation(patch, 3)
+        with pytest.raises(Stop):
+            suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
+    progress = json.loads((folder / "progress.json").read_text())
+    assert progress["eval_steps"] == [20, 40] and progress["snapshot"] == "at_40"
+    assert sorted(path.name for path in folder.glob("at_*")) == ["at_40"]  # the one at 20 is replaced
+    saved = sb3_contrib.CrossQ.load(folder / "at_40" / "model.zip", device="cpu")
+    saved.load_replay_buffer(folder / "at_40" / "replay_buffer.pkl")
+    # Steps 11 to 40 each trained once (one gradient step per env step), step 40 included; 40 transitions stored.
+    assert saved.num_timesteps == 40 and saved._n_updates == 40 - LEARNING_STARTS
+    assert saved.replay_buffer.pos == 40
+
+    result = suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
+    assert result["eval_steps"] == [20, 40, 60] and result["eval_returns"][:2] == progress["eval_returns"]
+    assert result["resumed_at_steps"] == [40]
+    assert result["cpu_seconds_in_earlier_sittings"] == pytest.approx(progress["cpu_seconds"])
+    assert result["eval_wall_seconds"][2] > progress["wall_seconds"]  # the clock goes on from the earlier sitting's
+    assert not folder.exists()  # done: nothing left to resume
+    assert f"{TASK} sb3_crossq seed 0: resumed at 40 env steps" in capsys.readouterr().out
+
+
+def test_an_uncut_run_says_nothing_of_resuming(short_task, tmp_path):
+    result = suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=tmp_path / "snapshots")
+    assert result["eval_steps"] == [20, 40, 60] and "resumed_at_steps" not in result
+    assert not (tmp_path / "snapshots").exists()
+
+
+def test_a_snapshot_of_other_settings_is_set_aside(short_task, tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "snapshots"
+    with monkeypatch.context() as patch:
+        stop_at_evaluation(patch, 2)
+        with pytest.raises(Stop):
+            suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
+    assert json.loads((folder / "progress.json").read_text())["eval_steps"] == [20]
+    result = suite.run_sb3(TASK, "sb3_crossq", 1, snapshots=folder)  # another seed: its own run from the start
+    assert "resumed_at_steps" not in result and result["eval_steps"] == [20, 40, 60]
+    assert "a snapshot of other settings; starting the run afresh" in capsys.readouterr().out
