@@ -34,27 +34,28 @@ def short_task(monkeypatch):
                         lambda task, width=None: {**shipped(task, width), "learning_starts": LEARNING_STARTS})
 
 
-def stop_at_evaluation(monkeypatch, number: int) -> None:
+def cut_short(monkeypatch, folder, at_evaluation: int) -> dict:
+    """Run seed 0 with snapshots in ``folder`` until its ``at_evaluation``-th evaluation kills it; its progress."""
     import polyak.evaluation
 
     real, count = polyak.evaluation.run_episodes, [0]
 
     def evaluate(*args):
         count[0] += 1
-        if count[0] == number:
+        if count[0] == at_evaluation:
             raise Stop  # the process is killed while it evaluates
         return real(*args)
 
-    monkeypatch.setattr(polyak.evaluation, "run_episodes", evaluate)
+    with monkeypatch.context() as patch:
+        patch.setattr(polyak.evaluation, "run_episodes", evaluate)
+        with pytest.raises(Stop):
+            suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
+    return json.loads((folder / "progress.json").read_text())
 
 
 def test_a_run_cut_short_goes_on_from_its_last_evaluation(short_task, tmp_path, monkeypatch, capsys):
     folder = tmp_path / "snapshots"
-    with monkeypatch.context() as patch:
-        stop_at_evaluation(patch, 3)
-        with pytest.raises(Stop):
-            suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
-    progress = json.loads((folder / "progress.json").read_text())
+    progress = cut_short(monkeypatch, folder, 3)
     assert progress["eval_steps"] == [20, 40] and progress["snapshot"] == "at_40"
     assert sorted(path.name for path in folder.glob("at_*")) == ["at_40"]  # the one at 20 is replaced
     saved = sb3_contrib.CrossQ.load(folder / "at_40" / "model.zip", device="cpu")
@@ -80,11 +81,7 @@ def test_an_uncut_run_says_nothing_of_resuming(short_task, tmp_path):
 
 def test_a_snapshot_of_other_settings_is_set_aside(short_task, tmp_path, monkeypatch, capsys):
     folder = tmp_path / "snapshots"
-    with monkeypatch.context() as patch:
-        stop_at_evaluation(patch, 2)
-        with pytest.raises(Stop):
-            suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
-    assert json.loads((folder / "progress.json").read_text())["eval_steps"] == [20]
+    assert cut_short(monkeypatch, folder, 2)["eval_steps"] == [20]
     result = suite.run_sb3(TASK, "sb3_crossq", 1, snapshots=folder)  # another seed: its own run from the start
     assert "resumed_at_steps" not in result and result["eval_steps"] == [20, 40, 60]
     assert "a snapshot of other settings; starting the run afresh" in capsys.readouterr().out
