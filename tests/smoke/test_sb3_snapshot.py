@@ -8,6 +8,7 @@ import dataclasses
 import json
 import sys
 
+import numpy as np
 import pytest
 
 from tests.smoke.cli_helpers import ROOT
@@ -59,10 +60,17 @@ def test_a_run_cut_short_goes_on_from_its_last_evaluation(short_task, tmp_path, 
     assert progress["eval_steps"] == [20, 40] and progress["snapshot"] == "at_40"
     assert sorted(path.name for path in folder.glob("at_*")) == ["at_40"]  # the one at 20 is replaced
     saved = sb3_contrib.CrossQ.load(folder / "at_40" / "model.zip", device="cpu")
-    saved.load_replay_buffer(folder / "at_40" / "replay_buffer.pkl")
+    sb3_snapshot.load_buffer(saved.replay_buffer, folder / "at_40" / "replay_buffer.npz")
     # Steps 11 to 40 each trained once (one gradient step per env step), step 40 included; 40 transitions stored.
     assert saved.num_timesteps == 40 and saved._n_updates == 40 - LEARNING_STARTS
-    assert saved.replay_buffer.pos == 40
+    assert saved.replay_buffer.pos == 40 and not saved.replay_buffer.full
+    with np.load(folder / "at_40" / "replay_buffer.npz") as rows:  # the filled rows only, not the capacity
+        assert rows["observations"].shape == (40, 1, 4) and rows["rewards"].shape == (40, 1)
+    stored = saved.replay_buffer
+    # InvertedPendulum-v5 pays 1 a step and 0 for the step that drops the pole; the rows past 40 stay empty.
+    assert np.array_equal(stored.rewards[:40], 1.0 - stored.dones[:40]) and not stored.rewards[40:].any()
+    go_on = ~stored.dones[:39, 0].astype(bool)  # within an episode, each row starts where the one before ended
+    assert go_on.any() and np.array_equal(stored.observations[1:40][go_on], stored.next_observations[:39][go_on])
 
     result = suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
     assert result["eval_steps"] == [20, 40, 60] and result["eval_returns"][:2] == progress["eval_returns"]
