@@ -166,7 +166,8 @@ def report(width: int = 512) -> str:
              f"{BASE_WIDTH}-wide {BASELINE_ROW} run of the same seed and the recommended row's {width}-wide rerun of "
              f"the seed at the follow-up's pick ({pick or 'none'}; `benchmarks/results/critic_width.md`). "
              "Final = the last evaluation (100k steps, 10 episodes, the suite's start states); stability = the mean "
-             "of the last five evaluations over the best.", "",
+             "of the last five evaluations over the best. A run that a sitting's end cut short went on from its last "
+             "evaluation's snapshot (`benchmarks/sb3_snapshot.py`); its CPU minutes say where.", "",
              f"| task | seed | {BASELINE_ROW} {BASE_WIDTH}: final, stability | {BASELINE_ROW} {width}: final, "
              f"stability | recommended {width}: final, stability | CPU min ({BASELINE_ROW} {width}) | CPU |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -177,10 +178,14 @@ def report(width: int = 512) -> str:
         n = numbers(result)
         return f"{n['final']:.1f}, {n['stability']:.2f}"
 
+    def cpu_minutes(result: dict[str, Any]) -> str:
+        resumed = ", ".join(f"{steps:,}" for steps in result.get("resumed_at_steps", []))
+        return f"{result['cpu_seconds'] / 60:.1f}" + (f" (resumed at {resumed} steps)" if resumed else "")
+
     for task, runs in by_task.items():
         for run in runs:
             lines.append(f"| {task} | {run['seed']} | {cell(run['base'])} | {cell(run['wide'])} | "
-                         f"{cell(run['recommended'])} | {run['wide']['cpu_seconds'] / 60:.1f} | "
+                         f"{cell(run['recommended'])} | {cpu_minutes(run['wide'])} | "
                          f"{cpu_kind(run['wide']['machine'])} |")
     lines += ["", "The rule (module docstring): with the suite's seeds on a task, the recommended row at "
               f"{width} meets the goal there like for like when its mean final return is at least "

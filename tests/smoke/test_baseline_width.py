@@ -74,6 +74,13 @@ def test_each_seed_is_paired_and_the_task_undecided_before_its_five_seeds(result
     assert (results / "baseline_width.md").read_text() == text
 
 
+def test_a_resumed_run_says_where_in_the_table(results):
+    add_seed(results, 0, base=1000.0, wide=2000.0, recommended=3000.0)
+    resumed = results / "baseline_width" / "ant" / "sb3_crossq_w512_seed_0.json"
+    write(resumed, {**json.loads(resumed.read_text()), "resumed_at_steps": [30000]})
+    assert "| 2000.0, 1.00 | 3000.0, 1.00 | 50.0 (resumed at 30,000 steps) | Intel AVX512 |" in baseline_width.report()
+
+
 def test_with_five_seeds_the_rule_compares_the_means(results):
     for seed in range(5):
         add_seed(results, seed, base=1000.0, wide=2000.0 + seed, recommended=2000.0)
