@@ -159,13 +159,18 @@ def config_file(task: str, algo: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- one run
+def suite_run_dir(task: str, row: str, seed: int) -> Path:
+    """Where a suite run keeps its files while it trains: polyak's run directory, an SB3 row's snapshots."""
+    return ROOT / "runs" / "suite" / TASKS[task].config_stem / f"{row}_seed_{seed}"
+
+
 def run_polyak(task: str, row: str, seed: int, extra_bindings: tuple[str, ...] = (),
                run_dir: Path | None = None) -> dict[str, Any]:
     """``polyak train`` on the task's shipped config; the trainer evaluates with the suite's protocol.
     ``extra_bindings`` (a study's change, e.g. ``benchmarks/critic_width.py``) go after the protocol's."""
     algo = row.removeprefix("polyak_")
     spec = TASKS[task]
-    run_dir = run_dir or ROOT / "runs" / "suite" / spec.config_stem / f"{row}_seed_{seed}"
+    run_dir = run_dir or suite_run_dir(task, row, seed)
     if run_dir.exists():  # a run cut short in an earlier sitting: start it again
         subprocess.run(["rm", "-rf", str(run_dir)], check=True)
     bindings = [f"TrainerConfig.max_env_steps = {spec.budget}", f"TrainerConfig.eval_interval = {spec.eval_every}",
@@ -363,7 +368,7 @@ def _train_and_write(results: Path, task: str, row: str, seed: int, path: Path) 
     commit = code_commit()  # at the start: later commits may land while it trains
     cpu_before = cpu_seconds()
     spec = TASKS[task]
-    snapshots = ROOT / "runs" / "suite" / spec.config_stem / f"{row}_seed_{seed}"
+    snapshots = suite_run_dir(task, row, seed)  # an sb3 row's snapshots
     runner: Callable[[], dict[str, Any]] = (
         (lambda: run_sb3(task, row, seed, snapshots=snapshots)) if row.startswith("sb3_")
         else (lambda: run_polyak(task, row, seed))
