@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from common import code_commit, load_average, machine_info
+from suite import suite_run_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -40,7 +41,7 @@ def run_files(row: str) -> list[dict[str, Any]]:
 def final_policy_diagnostics(row: str, seed: int, run_dir: Path | None = None, task: str = TASK,
                              maximum: float = MAXIMUM) -> dict[str, Any] | None:
     """Saturation of the final policy and the critic's scale, from the polyak run directory (None: not kept)."""
-    run_dir = run_dir or ROOT / "runs" / "suite" / STEM / f"{row}_seed_{seed}"
+    run_dir = run_dir or suite_run_dir(TASK, row, seed)
     if not run_dir.is_dir():
         return None
     from polyak.envs import make_env
