@@ -24,11 +24,10 @@ from typing import Any
 
 import numpy as np
 from common import code_commit, load_average, machine_info
-from suite import suite_run_dir
+from suite import RESULTS, ROOT, TASKS, suite_run_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-TASK, STEM, MAXIMUM, GAMMA = "InvertedPendulum-v5", "invertedpendulum", 1000.0, 0.99
+TASK, MAXIMUM, GAMMA = "InvertedPendulum-v5", 1000.0, 0.99
+STEM = TASKS[TASK].config_stem
 ROWS = ("polyak_crossq", "polyak_crossq_sac", "sb3_crossq")
 AT_MAX, COLLAPSED = 0.99, 0.05  # "at the maximum": >= 99% of it; "collapsed": below 5% of the run's best
 
@@ -41,7 +40,7 @@ def run_files(row: str) -> list[dict[str, Any]]:
 def final_policy_diagnostics(row: str, seed: int, run_dir: Path | None = None, task: str = TASK,
                              maximum: float = MAXIMUM) -> dict[str, Any] | None:
     """Saturation of the final policy and the critic's scale, from the polyak run directory (None: not kept)."""
-    run_dir = run_dir or suite_run_dir(TASK, row, seed)
+    run_dir = run_dir or suite_run_dir(task, row, seed)
     if not run_dir.is_dir():
         return None
     from polyak.envs import make_env
