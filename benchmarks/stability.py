@@ -12,11 +12,14 @@ diagnostics of the final policy and critic:
 
     python benchmarks/stability.py            # after `python benchmarks/suite.py --only InvertedPendulum-v5 ...`
 
-Prints one JSON object as its last line and writes benchmarks/results/stability_invertedpendulum.{json,md}.
+Prints one JSON object as its last line and writes benchmarks/results/stability_invertedpendulum.{json,md}. Run
+directories are not committed: on a checkout without them, a run's diagnostics and the probes come from the committed
+report (a suite run's only while its result file is from the same commit), so rebuilding the report loses nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 from pathlib import Path
@@ -172,9 +175,24 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def keep_earlier_measurements(report: dict[str, Any], earlier: dict[str, Any]) -> None:
+    """Fill what this checkout could not measure (its run directories are gone) from the earlier report."""
+    for row, data in report["rows"].items():
+        earlier_runs = {run["seed"]: run for run in earlier.get("rows", {}).get(row, {}).get("runs", [])}
+        for run in data["runs"]:
+            before = earlier_runs.get(run["seed"], {})
+            if run.get("diagnostics", ...) is None and before.get("code_commit") == run["code_commit"]:
+                run["diagnostics"] = before.get("diagnostics")
+    for name, probe in earlier.get("probes", {}).items():
+        report["probes"].setdefault(name, probe)
+
+
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    path = RESULTS / "stability_invertedpendulum.json"
     report = summarize()
-    (RESULTS / "stability_invertedpendulum.json").write_text(json.dumps(report, indent=1) + "\n")
+    keep_earlier_measurements(report, json.loads(path.read_text()) if path.is_file() else {})
+    path.write_text(json.dumps(report, indent=1) + "\n")
     (RESULTS / "stability_invertedpendulum.md").write_text(markdown(report))
     print(markdown(report))
     print(json.dumps({row: {k: v for k, v in data.items() if k != "runs"} for row, data in report["rows"].items()}))
