@@ -121,6 +121,13 @@ def critic_widths(task: str, results: Path = RESULTS) -> tuple[int, int] | None:
     return width or BASE_WIDTH, max(theirs["settings"]["policy_kwargs"]["net_arch"]["qf"])
 
 
+def shortfall(means: dict[str, float | None]) -> float:
+    """How far the recommended row's mean final return is below sb3_crossq's at the same width, as a fraction of
+    sb3_crossq's (0 when it is not below)."""
+    wide, ours = means["wide"], means["recommended"]
+    return max(0.0, (wide - ours) / abs(wide)) if wide else 0.0
+
+
 def goal_line(tasks: list[str], results: Path = RESULTS) -> str | None:
     """The line the suite's report adds under its goal when, in its result files, the recommended row's critic is
     wider than sb3_crossq's on some of ``tasks``: per such task, the rule's verdict at equal widths (None when the
@@ -145,7 +152,8 @@ def goal_line(tasks: list[str], results: Path = RESULTS) -> str | None:
         if verdict["meets_goal"] is None:
             parts.append(f"{task} undecided ({verdict['seeds']} of {verdict['asked']} seeds, {against})")
         else:
-            parts.append(f"{task} {'at least' if verdict['meets_goal'] else 'behind'} sb3_crossq's mean ({against}, "
+            how = "at least" if verdict["meets_goal"] else f"{shortfall(means):.1%} behind"
+            parts.append(f"{task} {how} sb3_crossq's mean ({against}, "
                          f"probability of improvement {improvement['probability']:.2f} [{improvement['ci'][0]:.2f}, "
                          f"{improvement['ci'][1]:.2f}])")
     widths = sorted({f"{RECOMMENDED_ROW}'s critic {ours} wide and {BASELINE_ROW}'s {theirs}"
@@ -202,7 +210,8 @@ def report(width: int = 512) -> str:
             lines.append(f"| {task} | 0 of {verdict['asked']} | — | — | — | — | undecided |")
             continue
         means, improvement = verdict["means"], verdict["improvement"]
-        met = {True: "yes", False: "no", None: f"undecided ({verdict['seeds']} of {verdict['asked']} seeds)"}
+        met = {True: "yes", False: f"no ({shortfall(means):.1%} behind)",
+               None: f"undecided ({verdict['seeds']} of {verdict['asked']} seeds)"}
         base = "—" if means["base"] is None else f"{means['base']:.1f}"
         lines.append(f"| {task} | {verdict['seeds']} of {verdict['asked']} | {base} | "
                      f"{means['wide']:.1f} | {means['recommended']:.1f} | {improvement['probability']:.2f} "

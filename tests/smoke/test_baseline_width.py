@@ -89,6 +89,8 @@ def test_with_five_seeds_the_rule_compares_the_means(results):
     assert verdict["meets_goal"] is False  # 2,000 against 2,002
     # 25 pairs: each recommended 2,000 ties sb3's 2,000 (half a win) and loses to the other four: 5 * 0.5 / 25.
     assert verdict["improvement"]["probability"] == pytest.approx(0.1)
+    assert "| Ant-v5 | 5 of 5 | 1000.0 | 2002.0 | 2000.0 | 0.10 [" in baseline_width.report()
+    assert "| no (0.1% behind) |" in baseline_width.report()  # 2 below 2,002
     write(results / "baseline_width" / "ant" / "sb3_crossq_w512_seed_4.json",
           result("Ant-v5", 4, [1994.0] * 20, critic_width=512))  # sb3's mean is now 2,000: a tie meets the goal
     verdict = baseline_width.task_verdict("Ant-v5", 512, baseline_width.seed_runs("Ant-v5", 512, "w512 tau 0.0005"))
@@ -158,7 +160,9 @@ def test_the_goal_gets_a_like_for_like_line_only_when_the_recommended_critic_is_
         add_seed(results, seed, base=1000.0, wide=3500.0, recommended=3000.0)
     line = baseline_width.goal_line(["Ant-v5"], results)
     # 3,000 beats sb3's 2,000 and loses to its four 3,500s: 5 wins in 25 pairs
-    assert "Ant-v5 behind sb3_crossq's mean (3,000 against 3,200, probability of improvement 0.20 [" in line
+    assert "Ant-v5 6.2% behind sb3_crossq's mean (3,000 against 3,200, probability of improvement 0.20 [" in line
+    assert baseline_width.shortfall({"wide": 3200.0, "recommended": 3000.0}) == pytest.approx(0.0625)
+    assert baseline_width.shortfall({"wide": 3200.0, "recommended": 3300.0}) == 0.0
 
 
 def test_the_readme_goal_lines_carry_the_like_for_like_line(monkeypatch):
