@@ -13,7 +13,11 @@ uniform vs prioritized replay. Pendulum is scored by its deterministic evaluatio
 seeds, one panel per env and switch group) next to it; the last stdout line is the JSON result.
 
 The default budget (10,000 Pendulum steps, 30 Reacher episodes, 3 seeds, 2 jobs) is sized to finish
-in under 2 hours on 2 cores; ``--quick`` (1 seed, tiny networks, 2,000 steps / 1 episode) in minutes.
+in under 2 hours on 2 cores; ``--quick`` (1 seed, tiny networks, 2,000 steps / 1 episode) in minutes,
+printing its result and writing nothing unless ``--out`` is given. The committed Reacher result
+(``ablations_reacher.json``: 8 variants, 20 episodes) came from ``--envs reacher --reacher-episodes 20
+--variants noise_gaussian noise_parameter noise_noisynet layer_norm td3 n_step_3 prioritized
+--out benchmarks/results/ablations_reacher.json``; Pendulum's from ``--envs pendulum``.
 """
 
 from __future__ import annotations
@@ -226,7 +230,9 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", metavar="NAME",
                         help="run only these variants (the baseline always runs), e.g. noise_parameter td3")
     parser.add_argument("--workdir", help="keep the run directories here (default: a temporary directory)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ablations.json"))
+    parser.add_argument("--out", default=None,
+                        help="the JSON result (a PNG beside it); default: benchmarks/results/ablations.json, and "
+                             "with --quick nothing is written (the result is printed)")
     args = parser.parse_args()
     seeds = args.seeds if args.seeds is not None else ([0] if args.quick else [0, 1, 2])
 
@@ -254,9 +260,10 @@ def main() -> None:
     for (task, variant, _), result in zip(jobs, results, strict=True):
         runs[task.key][variant.name].append(result)
 
-    out = Path(args.out)
-    plot = out.with_suffix(".png")
-    plot_grid(chosen, runs, plot)
+    out = Path(args.out) if args.out else None if args.quick else ROOT / "benchmarks" / "results" / "ablations.json"
+    plot = out.with_suffix(".png") if out else None
+    if plot:
+        plot_grid(chosen, runs, plot)
     if temporary is not None:
         temporary.cleanup()
     result = {
@@ -276,10 +283,11 @@ def main() -> None:
         "results": {t.key: summarise(t, runs[t.key]) for t in chosen},
         "failed_runs": sum("error" in r for r in results),
         "total_wall_seconds": round(time.perf_counter() - started, 1),
-        "plot": plot.name,
+        "plot": plot.name if plot else None,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
 
 

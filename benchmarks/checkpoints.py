@@ -5,7 +5,7 @@ episodes with a checkpoint after every episode and the default keep-last-3, once
 given (e.g. a ``git worktree`` of the commit before incremental checkpoints, and this one). Learning
 is switched off (``learn_steps = 0``): checkpoint cost depends on the replay, not on the updates.
 
-    python benchmarks/checkpoints.py --episodes 12 --tree before=/tmp/old --tree after=.
+    python benchmarks/checkpoints.py --episodes 30 --tree before=/tmp/old --tree after=.
 
 writes ``benchmarks/results/checkpoints.json``.
 """

@@ -1,16 +1,18 @@
 """The benchmark suite: polyak's DDPG and TD3 beside Stable-Baselines3's TD3 on toy, MuJoCo and PyBullet tasks.
 
 Usage:
-  python benchmarks/suite.py [--only TASK ...] [--rows ROW ...] [--seeds 0 1 2] [--jobs 2]
-  python benchmarks/suite.py --report          # only rebuild suite.json, suite.md and the plots from finished runs
+  python benchmarks/suite.py [--only TASK ...] [--rows ROW ...] [--seeds S ...] [--jobs 2]
+  python benchmarks/suite.py --report          # only rebuild the report (suite.json, suite.md, plots, README table)
   python benchmarks/suite.py --only Hopper-v5 --rows polyak_td3 --out-dir DIR   # reproduce a row into DIR
   python benchmarks/suite.py --only Hopper-v5 --rows polyak_td3 --force   # re-run it over the committed results
 
 The report's statistics (per-task IQMs with bootstrap intervals, normalized-score IQMs, probability of
 improvement, the learning curves' intervals) use rliable (the ``bench`` extra), imported only by the report.
 
-Each finished (task, row, seed) is written at once to ``benchmarks/results/suite/<task>/<row>_seed_<s>.json``
-(with the commit and the machine load) and a re-run skips it, so the table fills over several sittings.
+Each finished (task, row, seed) is written at once to ``benchmarks/results/suite/<task stem>/<row>_seed_<s>.json``
+(``suite/hopper/`` for Hopper-v5; with the commit and the machine load) and a re-run skips it, so the table fills
+over several sittings. Without ``--seeds`` each row runs the seeds it is asked for (``default_seeds``), so on the
+committed results there is nothing to do, and the report is rebuilt only when a run finished or ``--report`` asks.
 Every run trains in its own process with one torch thread; ``--jobs`` run at a time.
 
 Every row is evaluated the same way: the deterministic policy for 10 episodes every 5,000 env steps (1,000 on the
@@ -82,6 +84,7 @@ FRONTIER_ONLY_TASKS = ("Walker2d-v5", "Ant-v5", "Humanoid-v5")
 # The stability study: CrossQ's TD3 mode against its SAC mode (polyak's and sb3-contrib's) on a task whose maximum
 # return (1,000) shows whether the final policy kept what an earlier evaluation reached.
 STABILITY_ROWS = {"InvertedPendulum-v5": ("polyak_crossq", "sb3_crossq", "polyak_crossq_sac")}
+STABILITY_SEEDS = 2
 
 # The report's statistics (``suite_stats.suite_statistics``). The recommended row is the row of
 # configs/recommended.gin: the row the rule (``suite_stats.recommendation``) picked (polyak_crossq_sac) with a 512-wide
@@ -134,6 +137,14 @@ def seeds_asked(row: str) -> int:
     return SEEDS_ASKED.get(row, DEFAULT_SEEDS_ASKED)
 
 
+def default_seeds(task: str, row: str) -> list[int]:
+    """The seeds a run of the suite does for a row when not told: the stability probe's rows 2 on its task, the
+    recommended row and sb3_crossq 5 on the locomotion tasks, every other row 3 (what the committed results hold)."""
+    if row in STABILITY_ROWS.get(task, ()):
+        return list(range(STABILITY_SEEDS))
+    return list(range(seeds_asked(row) if task in SAMPLE_EFFICIENCY_TASKS else DEFAULT_SEEDS_ASKED))
+
+
 def seeds_text(count: int) -> str:
     return f"{count} seed" + ("" if count == 1 else "s")
 
@@ -147,11 +158,13 @@ def result_path(results: Path, task: str, row: str, seed: int) -> Path:
     return task_runs_dir(results, task) / f"{row}_seed_{seed}.json"
 
 
-def runs_to_do(results: Path, tasks: list[str], rows: list[str], seeds: list[int],
+def runs_to_do(results: Path, tasks: list[str], rows: list[str], seeds: list[int] | None,
                force: bool = False) -> list[tuple[str, str, int]]:
-    """The (task, row, seed)s a task runs, less those with a result file under ``results`` unless ``force``."""
-    return [(task, row, seed) for task in tasks for row in rows for seed in seeds
-            if row in rows_of(task) and (force or not result_path(results, task, row, seed).exists())]
+    """The (task, row, seed)s a task runs (``seeds``, or each row's ``default_seeds`` when None), less those with a
+    result file under ``results`` unless ``force``."""
+    return [(task, row, seed) for task in tasks for row in rows if row in rows_of(task)
+            for seed in (default_seeds(task, row) if seeds is None else seeds)
+            if force or not result_path(results, task, row, seed).exists()]
 
 
 def config_file(task: str, algo: str) -> Path:
@@ -399,9 +412,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(TASKS), default=list(TASKS), metavar="TASK")
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--seeds", nargs="+", type=int, default=None,
+                        help="default: the seeds each row is asked for (5 for the recommended row and sb3_crossq on "
+                             "the locomotion tasks, 2 for the InvertedPendulum stability rows, else 3)")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--report", action="store_true", help="only rebuild suite.json and the plots")
+    parser.add_argument("--report", action="store_true",
+                        help="only rebuild the report from the result files: suite.json, suite.md and the plots "
+                             "(for the committed results also the README's table and docs/benchmarks.md's)")
     parser.add_argument("--todo", action="store_true",
                         help="list the locomotion runs still missing (the seeds each row is asked for) with their "
                              "estimated CPU minutes, and exit")
@@ -437,6 +454,9 @@ def main() -> None:
             failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
         if failed:
             print(f"failed: {failed}", flush=True)
+        if not todo:  # nothing changed: leave the report (and the committed files it writes) as they are
+            print("the report is unchanged; --report rebuilds it", flush=True)
+            return
     print(json.dumps({"tasks": {t: list(e["rows"]) for t, e in report(results)["tasks"].items()}}))
 
 

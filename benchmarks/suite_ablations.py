@@ -60,7 +60,7 @@ Hopper-v5 runs ``baseline``, ``ou``, ``parameter``, ``layer_norm_actor`` and ``l
 Protocol (``benchmarks/suite.py``'s, whose helpers this imports): the trainer's deterministic evaluation of 10
 episodes every 5,000 env steps on new seeded start states; the final return is the mean of the last evaluation.
 Checkpoints are off (a run cut short is started again, so they would only cost time and disk). Each finished
-(task, variant, seed) is written at once to ``<out-dir>/suite_ablations/<task>/<variant>_seed_<s>.json`` (with
+(task, variant, seed) is written at once to ``<out-dir>/suite_ablations/<task stem>/<variant>_seed_<s>.json`` (with
 the commit, the polyak source it imported and the machine load) and a re-run skips it. Every run trains in its
 own process with one torch thread; ``--jobs`` run at a time.
 
@@ -477,6 +477,9 @@ def main() -> None:
             failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
         if failed:
             print(f"failed: {failed}", flush=True)
+        if not todo:  # nothing changed: leave the report (and the committed files it writes) as they are
+            print("the report is unchanged; --report rebuilds it", flush=True)
+            return
     report(out_dir)
 
 

@@ -29,6 +29,35 @@ def test_suite_reruns_committed_rows_with_force_or_into_another_directory(tmp_pa
     assert len(suite.runs_to_do(mine, ["Pendulum-v1"], PENDULUM_ROWS, [0, 1, 2])) == 9
 
 
+def test_by_default_the_suite_runs_the_seeds_each_row_is_asked_and_the_committed_results_have_them_all(
+        tmp_path: Path) -> None:
+    assert suite.runs_to_do(suite.RESULTS, list(suite.TASKS), list(suite.ROWS), None) == []
+    mine = tmp_path / "mine"
+    probe = suite.runs_to_do(mine, ["InvertedPendulum-v5"], ["sb3_crossq", "polyak_td3"], None)
+    assert probe == [("InvertedPendulum-v5", "sb3_crossq", 0), ("InvertedPendulum-v5", "sb3_crossq", 1),
+                     ("InvertedPendulum-v5", "polyak_td3", 0), ("InvertedPendulum-v5", "polyak_td3", 1),
+                     ("InvertedPendulum-v5", "polyak_td3", 2)]
+    assert [seed for _, _, seed in suite.runs_to_do(mine, ["Ant-v5"], ["sb3_crossq"], None)] == [0, 1, 2, 3, 4]
+    assert [seed for _, _, seed in suite.runs_to_do(mine, ["Ant-v5"], ["polyak_td7"], None)] == [0, 1, 2]
+    assert suite.runs_to_do(mine, ["Ant-v5"], ["sb3_crossq"], [7]) == [("Ant-v5", "sb3_crossq", 7)]
+
+
+def test_a_suite_run_with_nothing_to_do_leaves_the_report_alone(tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    suite_dir = out / "suite" / "pendulum"
+    suite_dir.mkdir(parents=True)
+    for row in PENDULUM_ROWS:
+        for seed in range(3):
+            committed = suite.result_path(suite.RESULTS, "Pendulum-v1", row, seed)
+            (suite_dir / committed.name).write_text(committed.read_text())
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--only", "Pendulum-v1",
+                             "--rows", *PENDULUM_ROWS, "--out-dir", str(out)], capture_output=True, text=True,
+                            timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert result.returncode == 0, result.stderr
+    assert "0 runs to do" in result.stdout and "the report is unchanged" in result.stdout
+    assert not (out / "suite.json").exists() and not (out / "suite.md").exists()
+
+
 def test_suite_help_names_force_and_out_dir() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite.py"), "--help"], capture_output=True,
                             text=True, timeout=120)

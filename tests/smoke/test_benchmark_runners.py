@@ -32,9 +32,11 @@ def test_a_tiny_ablation_run_writes_its_result_and_a_rerun_skips_it(tmp_path):
     report = json.loads((tmp_path / "suite_ablations.json").read_text())
     assert set(report["tasks"][TASK]["variants"]) == {"baseline", "ou"}
     assert "against_baseline" in report["tasks"][TASK]["variants"]["ou"]
+    written = (tmp_path / "suite_ablations.json").stat().st_mtime_ns
     second = ablations(tmp_path, "--only", TASK, "--variants", "baseline", "ou", "--seeds", "0", "--jobs", "1")
     assert second.returncode == 0, second.stderr[-2000:]
-    assert "0 runs to do" in second.stdout
+    assert "0 runs to do" in second.stdout and "the report is unchanged" in second.stdout
+    assert (tmp_path / "suite_ablations.json").stat().st_mtime_ns == written  # nothing ran: not rewritten
 
 
 def test_a_run_claimed_by_another_runner_is_skipped_and_its_run_dir_kept(tmp_path):
