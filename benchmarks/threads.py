@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -139,11 +140,13 @@ def main() -> None:
             print(json.dumps(result), flush=True)
         return
 
+    if not (args.src / "polyak" / "__init__.py").is_file():
+        sys.exit(f"threads: --src {args.src} holds no polyak package (it must be a tree's src directory)")
     from common import code_commit, load_average, machine_info
 
     cores = len(os.sched_getaffinity(0))
     commit = {"commit": args.commit, "src": str(args.src)} if args.commit else code_commit()
-    report: dict[str, Any] = {"benchmark": "threads", "label": args.label, "command": " ".join(sys.argv),
+    report: dict[str, Any] = {"benchmark": "threads", "label": args.label, "command": shlex.join(["python", *sys.argv]),
                               "cores": cores, "seconds": args.seconds, "repeats": args.repeats,
                               "competitor": "python -c 'while True: pass' at nice 0, one per core",
                               "machine": machine_info(), "code_commit": commit, "load_average": {}, "results": []}
