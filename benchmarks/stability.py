@@ -187,13 +187,20 @@ def keep_earlier_measurements(report: dict[str, Any], earlier: dict[str, Any]) -
         report["probes"].setdefault(name, probe)
 
 
+def measured(report: dict[str, Any]) -> dict[str, Any]:
+    """A report less the commit, machine and load of the process that wrote it."""
+    return {key: value for key, value in report.items() if key not in ("code_commit", "machine", "load_average")}
+
+
 def main() -> None:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     path = RESULTS / "stability_invertedpendulum.json"
     report = summarize()
-    keep_earlier_measurements(report, json.loads(path.read_text()) if path.is_file() else {})
-    path.write_text(json.dumps(report, indent=1) + "\n")
-    (RESULTS / "stability_invertedpendulum.md").write_text(markdown(report))
+    earlier = json.loads(path.read_text()) if path.is_file() else {}
+    keep_earlier_measurements(report, earlier)
+    if measured(report) != measured(earlier):  # else only this run's commit, machine and load would change
+        path.write_text(json.dumps(report, indent=1) + "\n")
+        (RESULTS / "stability_invertedpendulum.md").write_text(markdown(report))
     print(markdown(report))
     print(json.dumps({row: {k: v for k, v in data.items() if k != "runs"} for row, data in report["rows"].items()}))
 
