@@ -6,9 +6,11 @@ import csv
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -116,18 +118,44 @@ def claimed(result: Path) -> Iterator[bool]:
         lock.release()
 
 
-def train_run(config: str, seed: int, run_dir: Path, bindings: list[str], threads: int,
-              extra_args: tuple[str, ...] = ()) -> dict[str, Any]:
+def train_run(config: str, seed: int, run_dir: Path, bindings: list[str] | tuple[str, ...], threads: int,
+              extra_args: tuple[str, ...] = (), show_errors: bool = False) -> dict[str, Any]:
     """Run ``polyak train`` (with ``extra_args``, e.g. ``--workers 2``) in a subprocess with ``threads`` torch
-    threads; return its summary."""
+    threads; return its summary. A ``run_dir`` left by a run cut short in an earlier sitting is removed first, so
+    the run starts again rather than resuming a half-written one; ``show_errors`` keeps the run's stderr."""
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     command = [sys.executable, "-m", "polyak.cli", "train", "--config", config, "--seed", str(seed),
                "--run-dir", str(run_dir)]
     for binding in bindings:
         command += ["--gin-param", binding]
     command += list(extra_args)
-    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL,
+                   stderr=None if show_errors else subprocess.DEVNULL)
     return json.loads((run_dir / "summary.json").read_text())
+
+
+def run_jobs(script: str, todo: list[tuple[str, str, int]], jobs: int, passed: list[str]) -> bool:
+    """Run ``python SCRIPT --one TASK NAME SEED *PASSED`` for each job in ``todo``, ``jobs`` at a time, each
+    process with one torch thread (torch's default of one per core collapses when runs share the CPU); print the
+    jobs that failed. False (said on stdout) when there was nothing to run, so the caller leaves its report (and the
+    committed files it writes) as they are."""
+    print(f"{len(todo)} runs to do, {jobs} at a time", flush=True)
+    environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+    def launch(job: tuple[str, str, int]) -> int:
+        task, name, seed = job
+        return subprocess.run([sys.executable, script, "--one", task, name, str(seed), *passed],
+                              env=environment).returncode
+
+    with ThreadPoolExecutor(jobs) as pool:
+        failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
+    if failed:
+        print(f"failed: {failed}", flush=True)
+    if not todo:
+        print("the report is unchanged; --report rebuilds it", flush=True)
+    return bool(todo)
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, str]]:

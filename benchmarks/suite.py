@@ -31,20 +31,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import sb3_snapshot
-from common import claimed, code_commit, load_average, machine_info, read_metrics, sb3_deterministic_action
+from common import (
+    claimed,
+    code_commit,
+    load_average,
+    machine_info,
+    read_metrics,
+    run_jobs,
+    sb3_deterministic_action,
+    train_run,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"  # the committed results; --out-dir puts a run's elsewhere
@@ -184,18 +189,11 @@ def run_polyak(task: str, row: str, seed: int, extra_bindings: tuple[str, ...] =
     algo = row.removeprefix("polyak_")
     spec = TASKS[task]
     run_dir = run_dir or suite_run_dir(task, row, seed)
-    if run_dir.exists():  # a run cut short in an earlier sitting: start it again
-        subprocess.run(["rm", "-rf", str(run_dir)], check=True)
     bindings = [f"TrainerConfig.max_env_steps = {spec.budget}", f"TrainerConfig.eval_interval = {spec.eval_every}",
                 f"TrainerConfig.eval_episodes = {EVAL_EPISODES}", "TrainerConfig.progress_bar = False",
                 *extra_bindings]
-    command = [sys.executable, "-m", "polyak.cli", "train", "--config", str(config_file(task, algo)),
-               "--seed", str(seed), "--run-dir", str(run_dir)]
-    for binding in bindings:
-        command += ["--gin-param", binding]
     started = time.time()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = train_run(str(config_file(task, algo)), seed, run_dir, bindings, threads=1, show_errors=True)
     metrics = read_metrics(run_dir)
     evals = [(int(r["env_steps"]), float(r["score"])) for r in metrics if r["kind"] == "eval"]
     live = [float(r["score"]) for r in metrics if r["kind"] == "eval_live"]
@@ -442,20 +440,7 @@ def main() -> None:
         return
     if not args.report:
         todo = runs_to_do(results, args.only, args.rows, args.seeds, args.force)
-        print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
-        environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-
-        def launch(job: tuple[str, str, int]) -> int:
-            task, row, seed = job
-            return subprocess.run([sys.executable, __file__, "--one", task, row, str(seed), *passed],
-                                  env=environment).returncode
-
-        with ThreadPoolExecutor(args.jobs) as pool:
-            failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
-        if failed:
-            print(f"failed: {failed}", flush=True)
-        if not todo:  # nothing changed: leave the report (and the committed files it writes) as they are
-            print("the report is unchanged; --report rebuilds it", flush=True)
+        if not run_jobs(__file__, todo, args.jobs, passed):
             return
     print(json.dumps({"tasks": {t: list(e["rows"]) for t, e in report(results)["tasks"].items()}}))
 

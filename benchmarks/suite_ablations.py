@@ -77,17 +77,24 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import statistics
 import subprocess
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, load_average, machine_info, machines_by_kind, newest_commit, read_metrics
+from common import (
+    claimed,
+    code_commit,
+    load_average,
+    machine_info,
+    machines_by_kind,
+    newest_commit,
+    read_metrics,
+    run_jobs,
+    train_run,
+)
 from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
@@ -206,15 +213,8 @@ def _train_and_write(task: str, variant: str, seed: int, out_dir: Path, max_env_
     commit, source = code_commit(), polyak_source()  # at the start: commits may land while it trains
     config = config_file(task, "ddpg")
     run_dir = runs_root(out_dir) / stem(task) / f"{variant}_seed_{seed}"
-    if run_dir.exists():  # a run cut short in an earlier sitting: start it again
-        subprocess.run(["rm", "-rf", str(run_dir)], check=True)
     bindings = bindings_for(task, variant, max_env_steps)
-    command = [sys.executable, "-m", "polyak.cli", "train", "--config", str(config), "--seed", str(seed),
-               "--run-dir", str(run_dir)]
-    for binding in bindings:
-        command += ["--gin-param", binding]
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = train_run(str(config), seed, run_dir, bindings, threads=1, show_errors=True)
     evals = [(int(r["env_steps"]), float(r["score"])) for r in read_metrics(run_dir) if r["kind"] == "eval"]
     budget = max_env_steps or ABLATIONS[task].budget
     result = {
@@ -462,23 +462,10 @@ def main() -> None:
         todo = [(task, variant, seed) for task in args.only for variant in ABLATIONS[task].variants
                 if variant in args.variants for seed in args.seeds
                 if args.force or not run_file(out_dir, task, variant, seed).exists()]
-        print(f"{len(todo)} runs to do, {args.jobs} at a time", flush=True)
-        environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         extra = ["--out-dir", str(out_dir), *(["--force"] if args.force else [])]
         if args.max_env_steps is not None:
             extra += ["--max-env-steps", str(args.max_env_steps)]
-
-        def launch(job: tuple[str, str, int]) -> int:
-            task, variant, seed = job
-            return subprocess.run([sys.executable, __file__, "--one", task, variant, str(seed), *extra],
-                                  env=environment).returncode
-
-        with ThreadPoolExecutor(args.jobs) as pool:
-            failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
-        if failed:
-            print(f"failed: {failed}", flush=True)
-        if not todo:  # nothing changed: leave the report (and the committed files it writes) as they are
-            print("the report is unchanged; --report rebuilds it", flush=True)
+        if not run_jobs(__file__, todo, args.jobs, extra):
             return
     report(out_dir)
 
