@@ -142,6 +142,9 @@ def run_jobs(script: str, todo: list[tuple[str, str, int]], jobs: int, passed: l
     jobs that failed. False (said on stdout) when there was nothing to run, so the caller leaves its report (and the
     committed files it writes) as they are."""
     print(f"{len(todo)} runs to do, {jobs} at a time", flush=True)
+    if not todo:
+        print("the report is unchanged; --report rebuilds it", flush=True)
+        return False
     environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
     def launch(job: tuple[str, str, int]) -> int:
@@ -153,9 +156,7 @@ def run_jobs(script: str, todo: list[tuple[str, str, int]], jobs: int, passed: l
         failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
     if failed:
         print(f"failed: {failed}", flush=True)
-    if not todo:
-        print("the report is unchanged; --report rebuilds it", flush=True)
-    return bool(todo)
+    return True
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, str]]:
