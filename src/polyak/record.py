@@ -2,7 +2,9 @@
 
 Frames come from the first env of the vector env. ``width`` and ``height`` reach envs whose constructor
 takes them (MuJoCo envs, the Unity Reacher); others (classic control, PyBullet) render at their own size.
-Each frame shows the state the policy acts on, the reset state first.
+Each frame shows the state the policy acts on, the reset state first. A MuJoCo model with a camera named
+``track`` (Gymnasium's locomotion tasks: HalfCheetah, Hopper, Walker2d, Ant, Humanoid) is filmed through it, so the
+body stays in the frame as it runs: Gymnasium 1.4 renders them from a free camera by default, which they run out of.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from polyak.policy import Policy
 
 FORMATS = (".gif", ".mp4")
 DEFAULT_NAME = "video.mp4"
+TRACKING_CAMERA = "track"  # the camera Gymnasium's locomotion models define to follow the body
 
 
 def default_video_path(run: str | Path | None) -> Path:
@@ -45,6 +48,17 @@ def accepts_size(env_id: str) -> bool:
         return False
     names = {p.name for p in parameters}
     return {"width", "height"} <= names or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def has_tracking_camera(env: gym.vector.VectorEnv) -> bool:
+    """Whether the first env is a MuJoCo env whose model has a camera named ``TRACKING_CAMERA``."""
+    envs = getattr(env, "envs", None)
+    model = getattr(envs[0].unwrapped, "model", None) if envs else None
+    if model is None or not hasattr(model, "ncam"):
+        return False
+    import mujoco
+
+    return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, TRACKING_CAMERA) != -1
 
 
 def first_frame(rendered: Any) -> np.ndarray:
@@ -73,6 +87,9 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
 
     size = {"width": width, "height": height} if accepts_size(policy.env_id) else {}
     env = policy.make_env(render_mode="rgb_array", **size)  # as its run made it, or one line on what to pass
+    if size and has_tracking_camera(env):
+        env.close()
+        env = policy.make_env(render_mode="rgb_array", camera_name=TRACKING_CAMERA, **size)
     frames: list[np.ndarray] = []
     try:
         obs, _ = env.reset(seed=seed)
