@@ -26,7 +26,7 @@ import numpy as np
 from common import code_commit, machine_info, read_metrics
 
 import polyak
-from polyak.checkpoint import complete_checkpoints
+from polyak.checkpoint import complete_checkpoints, steps_of
 
 
 def posture(policy: polyak.Policy, episodes: int) -> dict[str, float]:
@@ -69,12 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     print("env steps | return | forward velocity | mean pitch | mean |pitch| | flipped share")
     for checkpoint in checkpoints:
-        steps = int(checkpoint.name.removeprefix("step_"))
+        steps = steps_of(checkpoint)
         row = {"env_steps": steps, **posture(polyak.load(args.run_dir, checkpoint=str(checkpoint)), args.episodes)}
         rows.append(row)
         print(f"{steps} | {row['return']:.0f} | {row['forward_velocity']:.2f} | {row['mean_pitch']:.2f} | "
-              f"{row['mean_abs_pitch']:.2f} | "
-              f"{row['flipped_share']:.2f}", flush=True)
+              f"{row['mean_abs_pitch']:.2f} | {row['flipped_share']:.2f}", flush=True)
     if args.out:
         evaluations = [[int(r["env_steps"]), round(float(r["score"]), 1)] for r in read_metrics(args.run_dir)
                        if r["kind"] == "eval"]

@@ -260,6 +260,11 @@ def step_name(env_steps: int) -> str:
     return f"{_PREFIX}{env_steps:012d}"
 
 
+def steps_of(checkpoint: Path) -> int:
+    """The env steps a step checkpoint was taken at (the inverse of ``step_name``)."""
+    return int(checkpoint.name.removeprefix(_PREFIX))
+
+
 def complete_checkpoints(directory: Path) -> list[Path]:
     """Step checkpoints that finished writing, oldest first."""
     if not directory.is_dir():
