@@ -26,8 +26,9 @@ BUFFER = "replay_buffer.npz"
 BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
 
 
-def save(folder: Path, model: Any, progress: dict[str, Any]) -> None:
-    """Write ``model`` and its replay buffer at ``model.num_timesteps``, then point ``progress.json`` at them."""
+def save(folder: Path, model: Any, progress: dict[str, Any]) -> Path:
+    """Write ``model`` and its replay buffer at ``model.num_timesteps``, then point ``progress.json`` at them; return
+    the snapshot's folder."""
     name = f"at_{model.num_timesteps}"
     snapshot = folder / name
     shutil.rmtree(snapshot, ignore_errors=True)
@@ -40,6 +41,7 @@ def save(folder: Path, model: Any, progress: dict[str, Any]) -> None:
     for older in folder.glob("at_*"):
         if older.name != name:
             shutil.rmtree(older, ignore_errors=True)
+    return snapshot
 
 
 def load(folder: Path, algorithm: type, env: Any, identity: dict[str, Any], seed: int) -> tuple[Any, dict] | None:

@@ -257,10 +257,13 @@ def sb3_crossq_kwargs(task: str, critic_width: int | None = None) -> dict[str, A
 
 
 def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
-            snapshots: Path | None = None) -> dict[str, Any]:
+            snapshots: Path | None = None,
+            after_snapshot: Callable[[Path, Any], bool] | None = None) -> dict[str, Any]:
     """SB3's TD3 (``sb3_td3``) or sb3-contrib's CrossQ (``sb3_crossq``, its critic ``critic_width`` wide if given),
     evaluated with polyak's protocol. With ``snapshots`` (a folder) it snapshots itself after each evaluation and
-    goes on from a snapshot found there (``sb3_snapshot``); the folder is removed once the run is done."""
+    goes on from a snapshot found there (``sb3_snapshot``); the folder is removed once the run is done.
+    ``after_snapshot(snapshot_folder, model)`` runs after each snapshot (to keep its model, say); returning False
+    ends the run there, before its budget."""
     import gymnasium as gym
     import numpy as np
     from stable_baselines3.common.callbacks import BaseCallback
@@ -314,8 +317,11 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
 
     class Evaluate(BaseCallback):
         snapshot_due = False
+        go_on = True
 
         def _on_step(self) -> bool:
+            if not self.go_on:
+                return False
             if self.num_timesteps % spec.eval_every == 0:
                 model.policy.set_training_mode(False)
                 scores = run_episodes(eval_env, act, EVAL_EPISODES, evaluation_seed(stream, len(returns)))
@@ -330,10 +336,12 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
         def _on_rollout_start(self) -> None:  # the evaluated step's transition is stored and trained on by now
             if self.snapshot_due:
                 self.snapshot_due = False
-                sb3_snapshot.save(snapshots, model, {
+                snapshot = sb3_snapshot.save(snapshots, model, {
                     "identity": identity, "eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds,
                     "resumed_at_steps": resumed_at, "wall_seconds": time.perf_counter() - started,
                     "cpu_seconds": cpu_seconds() - cpu_started + earlier["cpu_seconds"]})
+                if after_snapshot is not None:
+                    self.go_on = after_snapshot(snapshot, model)
 
     started = time.perf_counter() - earlier["wall_seconds"]
     model.learn(total_timesteps=spec.budget - model.num_timesteps, callback=Evaluate(),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import sys
 
@@ -55,3 +57,29 @@ def test_a_run_without_checkpoints_is_one_line_and_exit_2(tmp_path, capsys):
     assert cheetah_posture.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no checkpoints" in err
+
+
+def test_an_sb3_crossq_rerun_keeps_each_evaluations_model_and_measures_it(tmp_path, monkeypatch):
+    suite = pytest.importorskip("suite")
+    pytest.importorskip("sb3_contrib")
+    task = cheetah_posture.TASK
+    monkeypatch.setitem(suite.TASKS, task, dataclasses.replace(suite.TASKS[task], budget=60, eval_every=20))
+    shipped = suite.sb3_crossq_kwargs
+    monkeypatch.setattr(suite, "sb3_crossq_kwargs", lambda t, width=None: {**shipped(t, width), "learning_starts": 10})
+    monkeypatch.setattr(suite, "EVAL_EPISODES", 1)
+    run_dir, out = tmp_path / "rerun", tmp_path / "posture.json"
+    args = [str(run_dir), "--sb3-crossq-seed", "0", "--width", "64", "--until", "40", "--episodes", "1"]
+    assert cheetah_posture.main([*args, "--out", str(out)]) == 0
+    assert sorted(path.name for path in (run_dir / "models").iterdir()) == ["at_20.zip", "at_40.zip"]
+    written = json.loads(out.read_text())
+    assert [row["env_steps"] for row in written["rows"]] == [20, 40]
+    assert [steps for steps, _ in written["run_evaluations"]] == [20, 40]
+    assert written["row"] == "sb3_crossq" and written["critic_width"] == 64 and written["seed"] == 0
+    assert written["committed_run_evaluations"] is None  # no like-for-like run at width 64
+    assert all(0.0 <= row["flipped_share"] <= 1.0 for row in written["rows"])
+
+    def no_training(*_args, **_kwargs):
+        raise AssertionError("the kept models are measured without training again")
+
+    monkeypatch.setattr(suite, "run_sb3", no_training)
+    assert cheetah_posture.main(args) == 0

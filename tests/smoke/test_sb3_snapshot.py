@@ -93,3 +93,15 @@ def test_a_snapshot_of_other_settings_is_set_aside(short_task, tmp_path, monkeyp
     result = suite.run_sb3(TASK, "sb3_crossq", 1, snapshots=folder)  # another seed: its own run from the start
     assert "resumed_at_steps" not in result and result["eval_steps"] == [20, 40, 60]
     assert "a snapshot of other settings; starting the run afresh" in capsys.readouterr().out
+
+
+def test_after_snapshot_sees_each_snapshot_and_can_end_the_run_early(short_task, tmp_path):
+    seen = []
+
+    def keep_going_until_40(snapshot, model):
+        seen.append((snapshot.name, (snapshot / sb3_snapshot.MODEL).is_file(), model.num_timesteps))
+        return model.num_timesteps < 40
+
+    result = suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=tmp_path / "snapshots", after_snapshot=keep_going_until_40)
+    assert seen == [("at_20", True, 20), ("at_40", True, 40)]
+    assert result["eval_steps"] == [20, 40]  # ended before the budget's evaluation at 60
