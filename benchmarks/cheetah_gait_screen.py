@@ -35,6 +35,7 @@ from suite import CONFIGS, RESULTS, ROOT, cpu_seconds
 
 STUDY = RESULTS / "cheetah_gait_screen"
 REPORT = RESULTS / "cheetah_gait_screen.md"
+RUNS = ROOT / "runs" / "cheetah_gait_screen"  # each run's directory, removed once its posture is read
 CONFIG = CONFIGS / "halfcheetah_recommended.gin"
 STEPS = 15_000
 CHECKPOINT_EVERY = 5_000
@@ -58,7 +59,7 @@ def bindings(width: int) -> list[str]:
 
 def screen_run(width: int, seed: int) -> dict[str, Any]:
     """Train one run to ``STEPS`` and measure its posture at each checkpoint; its result record."""
-    run_dir = ROOT / "runs" / "cheetah_gait_screen" / f"w{width}_seed_{seed}"
+    run_dir = RUNS / f"w{width}_seed_{seed}"
     load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
     started = time.perf_counter()
     train_run(str(CONFIG), seed, run_dir, bindings(width), threads=1)
