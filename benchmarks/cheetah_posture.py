@@ -15,7 +15,8 @@ the run's own evaluations (``metrics.csv``).
 The same for sb3-contrib's CrossQ, whose suite runs keep no checkpoints: ``--sb3-crossq-seed S`` reruns the suite's
 ``sb3_crossq`` run of seed ``S`` (its settings, evaluations and start states; the critic ``--width`` wide, as in
 ``baseline_width.py``) to ``--until`` env steps, keeping the model of each evaluation in ``RUN_DIR/models``, and
-measures those (a second call measures the kept models without training). ``--out`` then also has the committed
+measures those (a second call measures the kept models without training; one cut short goes on from its last
+evaluation's snapshot, which is then no longer a repeat of the committed run). ``--out`` then also has the committed
 result's evaluations of that run, if there is one, to show whether the rerun repeated it:
 
   python benchmarks/cheetah_posture.py RUN_DIR --sb3-crossq-seed 0 --width 512 --until 25000 --out FILE.json
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sb3 = args.sb3_crossq_seed is not None
     if sb3:
-        if not sb3_saves(args.run_dir / "models"):
+        if not (args.run_dir / EVALUATIONS).exists():  # written when the rerun is done
             rerun_sb3_crossq(args.sb3_crossq_seed, args.width, args.until, args.run_dir)
         policies: Iterator[tuple[int, Any]] = sb3_policies(args.run_dir / "models")
     elif complete_checkpoints(args.run_dir / "checkpoints"):
