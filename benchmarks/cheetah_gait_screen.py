@@ -102,7 +102,7 @@ def report() -> str:
              "| in the gait | CPU min |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for result in sorted(results, key=lambda r: (-r["width"], r["seed"])):
         rows = result["rows"]
-        returns = " / ".join(f"{row['return']:.0f}" for row in rows)
+        returns = " / ".join(f"{round(row['return']):,}" for row in rows)
         pitches = " / ".join(f"{row['mean_pitch']:.2f}" for row in rows)
         lines.append(f"| {result['width']} | {result['seed']} | {returns} | {pitches} | "
                      f"{rows[-1]['flipped_share']:.0%} | {'yes' if result['in_gait'] else 'no'} | "
