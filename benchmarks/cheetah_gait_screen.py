@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cheetah_posture import polyak_policies, posture
-from common import claimed, code_commit, load_average, machine_info, read_metrics, train_run
+from cheetah_posture import polyak_policies, posture, run_evaluations
+from common import claimed, code_commit, load_average, machine_info, train_run
 from suite import CONFIGS, RESULTS, ROOT, cpu_seconds
 
 STUDY = RESULTS / "cheetah_gait_screen"
@@ -64,8 +64,7 @@ def screen_run(width: int, seed: int) -> dict[str, Any]:
     started = time.perf_counter()
     train_run(str(CONFIG), seed, run_dir, bindings(width), threads=1)
     rows = [{"env_steps": steps, **posture(policy, POSTURE_EPISODES)} for steps, policy in polyak_policies(run_dir)]
-    evaluations = [[int(r["env_steps"]), round(float(r["score"]), 1)] for r in read_metrics(run_dir)
-                   if r["kind"] == "eval"]
+    evaluations = run_evaluations(run_dir)
     shutil.rmtree(run_dir)
     final = rows[-1]
     return {"width": width, "seed": seed, "env_steps": STEPS, "config": str(CONFIG.relative_to(ROOT)),

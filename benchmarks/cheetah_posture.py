@@ -88,6 +88,11 @@ def polyak_policies(run_dir: Path) -> Iterator[tuple[int, polyak.Policy]]:
         yield steps_of(checkpoint), polyak.load(run_dir, checkpoint=str(checkpoint))
 
 
+def run_evaluations(run_dir: Path) -> list[list[float]]:
+    """A polyak run's own evaluations (``metrics.csv``) as [env steps, mean return]."""
+    return [[int(r["env_steps"]), round(float(r["score"]), 1)] for r in read_metrics(run_dir) if r["kind"] == "eval"]
+
+
 def sb3_saves(models: Path) -> list[tuple[int, Path]]:
     """The kept models (``at_<env steps>.zip``), oldest first."""
     saves = [(int(path.stem.removeprefix(SAVE_PREFIX)), path) for path in models.glob(f"{SAVE_PREFIX}*.zip")]
@@ -172,8 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             trainer = json.loads((args.run_dir / "config.json").read_text())["trainer"]
             source = {"env_id": trainer["env_id"], "seed": trainer["seed"],
-                      "run_evaluations": [[int(r["env_steps"]), round(float(r["score"]), 1)]
-                                          for r in read_metrics(args.run_dir) if r["kind"] == "eval"]}
+                      "run_evaluations": run_evaluations(args.run_dir)}
         args.out.write_text(json.dumps({"run_dir": args.run_dir.name, **source, "episodes": args.episodes,
                                         "rows": rows, "code_commit": code_commit(), "machine": machine_info()},
                                        indent=1) + "\n")
