@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def timed_run(steps: int, seed: int, workdir: Path) -> dict:
-    command = ["polyak", "train", "--env", "Pendulum-v1", "--gin-param", f"TrainerConfig.max_env_steps={steps}"]
+    command = ["polyak", "train", "--env", "Pendulum-v1", "--steps", str(steps)]  # the README's quick start
     if seed != 0:
         command += ["--seed", str(seed)]
     before = load_average()

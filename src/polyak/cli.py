@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise ConfigError("--threads is for single-process training; an Ape-X learner (--workers) takes the cores "
                               "its workers leave (set OMP_NUM_THREADS=N to choose)")
         bindings.append(f"TrainerConfig.threads = {args.threads}")
+    if args.steps is not None:
+        bindings.append(f"TrainerConfig.max_env_steps = {args.steps}")
     if args.seed is not None:
         check_seed(args.seed, "--seed")
     plan = plan_run(args.config, bindings, run_dir=args.run_dir, seed=args.seed, resume=args.resume,
@@ -125,6 +127,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     set_threads(args.threads, announce=False)
     policy = load_policy(run, args.checkpoint, args.device)
     source = run or "the pretrained agent"
+    if policy.origin is not None:
+        source += f", {policy.origin}"
     stopped: list[str] = []
     try:
         with stop_signals(stopped.append):  # SIGINT and SIGTERM end the episodes at the next step
@@ -152,7 +156,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from polyak.record import default_video_path, record_episode
     from polyak.threads import set_threads
 
-    if args.steps < 1 or args.every < 1 or not 0 < args.fps < float("inf"):
+    if (args.steps is not None and args.steps < 1) or args.every < 1 or not 0 < args.fps < float("inf"):
         raise ConfigError("--steps and --every must be >= 1 and --fps > 0")
     if args.width < 1 or args.height < 1:
         raise ConfigError(f"--width and --height must be >= 1 pixel, got {args.width} x {args.height}")
@@ -272,19 +276,22 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _threads(text: str) -> int:
-    """``--threads N``: a whole number >= 1 (argparse reports anything else as one usage line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (torch threads), got {text!r}")
-    return value
+def _whole_number(what: str) -> Callable[[str], int]:
+    """An argparse type for a whole number >= 1 of ``what`` (anything else is one usage line)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= 1 ({what}), got {text!r}")
+        return value
+    return parse
 
 
 def _add_threads(parser: argparse.ArgumentParser, default: int | None, what: str) -> None:
-    parser.add_argument("--threads", type=_threads, default=default, metavar="N", help=f"torch threads ({what})")
+    parser.add_argument("--threads", type=_whole_number("torch threads"), default=default, metavar="N",
+                        help=f"torch threads ({what})")
 
 
 def _add_run(parser: argparse.ArgumentParser, what: str) -> None:
@@ -310,12 +317,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "(the config configs/suite/NAME.gin)")
     train.add_argument("--config", help=f"gin config file or a shipped config's name, e.g. pendulum (polyak configs "
                        f"lists them; default: {RECOMMENDED_CONFIG} with --env, else {DEFAULT_CONFIG})")
+    train.add_argument("--steps", type=_whole_number("env steps"), metavar="N", help="env steps to train, in all "
+                       "(sets TrainerConfig.max_env_steps; with --resume, the new total)")
     train.add_argument("--seed", type=int, help="override every seed; suffixes the run name with _seed_N")
     train.add_argument("--gin-param", action="append", default=[], metavar="BINDING",
                        help="extra gin binding, e.g. 'TrainerConfig.max_env_steps=5000' (repeatable)")
     train.add_argument("--run-dir", help="where to write the run (default: runs/<env>_<config>[_seed_N])")
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest checkpoint: a stopped one, "
-                       "or a finished one given a larger --gin-param TrainerConfig.max_env_steps=N")
+                       "or a finished one given a larger --steps N")
     train.add_argument("--workers", type=int, metavar="N",
                        help="Ape-X DDPG with N rollout workers on Ray (needs polyak[distributed]); "
                             "settings: ApexConfig in the gin config")
@@ -339,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(record, "run directory, checkpoint or exported policy (default: the pretrained Reacher agent)")
     record.add_argument("--out", help="output file, .gif or .mp4 (default: video.mp4 in RUN when it is a run "
                         "directory, else in the current directory)")
-    record.add_argument("--steps", type=int, default=250, help="env steps to record (default: 250)")
+    record.add_argument("--steps", type=int, help="env steps to record (default: one episode, at most "
+                        f"{TrainerConfig.eval_max_episode_steps} steps on an env without a time limit)")
     record.add_argument("--every", type=int, default=1, help="keep every n-th frame (default: 1)")
     record.add_argument("--fps", type=float, default=25.0, help="frames per second of the output")
     record.add_argument("--width", type=int, default=480)

@@ -603,7 +603,9 @@ class TrainerConfig(_Validated):
     ``score_mean_over_envs`` records one episode score per round of ``num_envs`` finished
     episodes, their mean (the Udacity Reacher rule: score = mean over the 20 arms).
     Training ends at ``max_env_steps``, ``max_episodes``, when the ``solve_window``-episode mean
-    reaches ``solve_score``, or when an evaluation mean reaches ``eval_stop_score``.
+    reaches ``solve_score``, or when an evaluation mean reaches ``eval_stop_score``. With ``eval_interval`` set,
+    the greedy policy is evaluated every ``eval_interval`` env steps and once more when training ends between two
+    evaluations (not when a signal stops it), so the final policy always has a score.
 
     The first ``start_steps`` env steps act uniformly at random; with ``random_until_episode_end`` the random actions
     go on to the end of the episode running then (the first episode end of any env, with several), as TD7's code

@@ -33,13 +33,17 @@ def _fmt(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, float) else "n/a" if value is None else str(value)
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) -> str:
     """Markdown with a Hugging Face style YAML header."""
     summary = info.get("training_summary") or {}
     evaluation = info["evaluation"]
     env_id, algo = info["env_id"], algorithm(configs)
     protocol = (f"mean return of {evaluation['eval_episodes']} episodes without exploration noise, new start "
-                f"states each evaluation, every {evaluation['eval_interval']} env steps"
+                f"states each evaluation, every {evaluation['eval_interval']} env steps and when training ends"
                 if evaluation["eval_interval"] is not None else "no evaluations were run during training")
     action = info["spaces"]["action_space"]
     low = ", ".join(_fmt(float(v)) for v in action["low"])
@@ -64,7 +68,7 @@ def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) ->
         "## Task",
         "",
         f"- environment: `{env_id}`{kwargs}",
-        f"- observations: {info['obs_dim']} values; actions: {info['action_dim']} values in "
+        f"- observations: {_count(info['obs_dim'], 'value')}; actions: {_count(info['action_dim'], 'value')} in "
         f"[{low}] .. [{high}]",
         f"- observation normalization: {'yes (statistics in info.json)' if info.get('obs_normalizer') else 'no'}",
         "",

@@ -159,6 +159,7 @@ def _plan_resume(run_path: Path, bindings: list[str], config: Any, seed: int | N
     run = RunDir(run_path).require_resumable()
     check_writable(run.path)
     configs = with_bindings(run.configs(), bindings)
+    _refuse_changed_meaning(run.configs(), configs, run.path)
     if env is not None:
         source = EnvSource.from_env(env)[0]
         if source.env_id != configs.trainer.env_id:
@@ -178,6 +179,34 @@ def _plan_resume(run_path: Path, bindings: list[str], config: Any, seed: int | N
     return RunPlan(configs, run.path, "", resume=True, env_source=source)
 
 
+_NETWORK_FIXED = ("hidden_sizes", "activation", "input_batchnorm", "hidden_batchnorm", "layer_norm", "action_layer",
+                  "leaky_relu_slope", "noisy", "batch_renorm")
+FIXED_ON_RESUME: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    # Configs field: (gin name, what it fixes, settings): what the checkpoint's weights compute, or on which task
+    "trainer": ("TrainerConfig", "the task", ("env_id", "env_kwargs", "num_envs", "normalize_observations")),
+    "agent": ("AgentConfig", "the algorithm", ("algorithm", "n_critics")),
+    "actor": ("actor/NetworkConfig", "the actor's network", _NETWORK_FIXED),
+    "critic": ("critic/NetworkConfig", "the critic's network", _NETWORK_FIXED),
+    "td7": ("TD7Config", "TD7's encoder", ("sale", "sale_dim", "sale_hidden")),
+}
+"""Settings a resume cannot change: the run's checkpoints would be read as something they are not."""
+
+
+def _refuse_changed_meaning(before: Configs, after: Configs, run_path: Path) -> None:
+    """A ConfigError naming the first setting in :data:`FIXED_ON_RESUME` that the resume's bindings change."""
+    for section, (gin_name, fixes, settings) in FIXED_ON_RESUME.items():
+        for setting in settings:
+            old, new = getattr(getattr(before, section), setting), getattr(getattr(after, section), setting)
+            if old != new:
+                raise ConfigError(f"--resume cannot change {gin_name}.{setting} ({_shown(old)} in {run_path}, "
+                                  f"{_shown(new)} given): it fixes {fixes} its checkpoints were trained with; "
+                                  "start a new run instead")
+
+
+def _shown(value: Any) -> str:
+    return repr(value.value if hasattr(value, "value") else value)
+
+
 def open_trainer(plan: RunPlan, on_evaluation: EvaluationCallback | None = None) -> tuple[Trainer, str]:
     """The single-process trainer of ``plan``, restored from the run's newest checkpoint when it resumes, and the
     line announcing it; the plan's warnings are printed once the trainer has made its env (an env that cannot be
@@ -189,11 +218,16 @@ def open_trainer(plan: RunPlan, on_evaluation: EvaluationCallback | None = None)
     plan.warn()
     if not plan.resume:
         return trainer, f"polyak: training {configs.trainer.env_id} into {run_dir}"
-    checkpoint = trainer.restore()
-    if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
-        raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
-                          f"TrainerConfig.max_env_steps = {configs.trainer.max_env_steps}; resume with a larger "
-                          "budget, e.g. --gin-param TrainerConfig.max_env_steps=...")
+    try:
+        checkpoint = trainer.restore()
+        if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
+            raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
+                              f"TrainerConfig.max_env_steps = {configs.trainer.max_env_steps}; resume with a larger "
+                              "budget, e.g. --gin-param TrainerConfig.max_env_steps=...")
+        trainer.directory.write_configs(configs)
+    except BaseException:
+        trainer.close()  # the run stays as it was, and free for the next resume, in this process too
+        raise
     return trainer, f"polyak: resuming {run_dir} from {checkpoint.name} ({trainer.env_steps} env steps)"
 
 
@@ -380,8 +414,12 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
                  apex: bool) -> Path:
     """The given directory (refused when a run already wrote there), else ``runs/<env>_<config>[_apex][_seed_N]``
     (``TrainerConfig.run_name`` instead of ``<env>_<config>``) made unique."""
+    from polyak.playback import ACTOR_FILE  # here: polyak's commands without a run need no torch
+
     if run_dir is not None:
         path = Path(run_dir)
+        if (path / ACTOR_FILE).is_file():
+            raise ConfigError(f"{path} holds an exported agent (polyak export); choose another run directory")
         if path.is_dir():  # another process writing there is named as such (RunDirBusy), not as a finished run
             RunLock(path).acquire().release()
         if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():

@@ -137,8 +137,11 @@ def load_run_policy(run_dir: Path, checkpoint: str | Path | None, device: str = 
     if configs.trainer.normalize_observations and normalizer is None:
         raise CheckpointError(f"checkpoint {path} lacks the observation statistics its config normalizes with")
     trainer = configs.trainer
+    steps = meta.get("env_steps")
+    at = f"{steps} env steps" if isinstance(steps, int) else "unknown env steps"
+    origin = f"best checkpoint, {at}" if path.name == BEST else f"checkpoint at {at}"
     return Policy(trainer.env_id, trainer.num_envs, actor, torch_device, dict(trainer.env_kwargs),
-                  _spaces(meta.get("spaces"), str(path)), normalizer, _env_source(run)), key
+                  _spaces(meta.get("spaces"), str(path)), normalizer, _env_source(run), origin), key
 
 
 def _env_source(directory: RunDir) -> Any:

@@ -37,7 +37,8 @@ class Policy:
     ``predict`` is for users, shaped as Stable-Baselines3's (``action, state = policy.predict(obs)``): raw
     observations in, actions in the env's units out. Calling the policy (``policy(obs)``) gives the actor's actions
     in [-1, 1], what polyak's own envs (``make_env``, :meth:`make_env`) take. ``env_source`` says how the run's env
-    was made (None: from ``env_id``).
+    was made (None: from ``env_id``); ``origin`` which checkpoint of a run the actor came from, at how many env steps
+    (None for an exported agent).
     """
 
     env_id: str
@@ -48,6 +49,7 @@ class Policy:
     spaces: EnvSpaces | None = None
     normalizer: ObservationNormalizer | None = None
     env_source: EnvSource | None = None
+    origin: str | None = None
 
     @property
     def observation_space(self) -> gym.spaces.Box:

@@ -49,6 +49,7 @@ class Progress:
         self.config = config
         self.scores = scores
         self.eval_scores: list[float] = []
+        self.last_eval_steps: int | None = None  # env steps of the newest evaluation
         self.episodes_to_solve: int | None = None
 
     def episodes(self, recorded: list[float], env_steps: int, metrics: dict[str, torch.Tensor], epsilon: float,
@@ -81,6 +82,7 @@ class Progress:
     def evaluation(self, score: float, env_steps: int, logger: Logger, live_score: float | None = None) -> bool:
         """Log one evaluation (and the live actor's score beside it); True when it reaches ``eval_stop_score``."""
         self.eval_scores.append(score)
+        self.last_eval_steps = env_steps
         logger.evaluation(env_steps, self.scores.episodes, score, live_score)
         stop_score = self.config.eval_stop_score
         if stop_score is not None and score >= stop_score:
@@ -99,10 +101,12 @@ class Progress:
         )
 
     def state_dict(self) -> dict[str, Any]:
-        return {"eval_scores": list(self.eval_scores), "episodes_to_solve": self.episodes_to_solve}
+        return {"eval_scores": list(self.eval_scores), "episodes_to_solve": self.episodes_to_solve,
+                "last_eval_steps": self.last_eval_steps}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.eval_scores = [float(x) for x in state["eval_scores"]]
+        self.last_eval_steps = state.get("last_eval_steps")  # None in checkpoints of polyak before 2026-11-29
         self.episodes_to_solve = state["episodes_to_solve"]
 
 

@@ -17,12 +17,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from polyak.config import TrainerConfig
 from polyak.envs.factory import resolve_env_id
 from polyak.errors import EnvError, PolyakError
 from polyak.policy import Policy
 
 FORMATS = (".gif", ".mp4")
 DEFAULT_NAME = "video.mp4"
+EPISODE_CAP = TrainerConfig.eval_max_episode_steps  # one recorded episode's steps on an env without a time limit
 TRACKING_CAMERA = "track"  # the camera Gymnasium's locomotion models define to follow the body
 
 
@@ -73,9 +75,10 @@ def first_frame(rendered: Any) -> np.ndarray:
     return frame
 
 
-def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: float = 25.0, seed: int = 0,
-                   width: int = 480, height: int = 360) -> int:
-    """Run the policy (no exploration) for ``steps`` env steps and write every ``every``-th frame.
+def record_episode(policy: Policy, out: Path, steps: int | None = None, every: int = 1, fps: float = 25.0,
+                   seed: int = 0, width: int = 480, height: int = 360) -> int:
+    """Run the policy (no exploration) for ``steps`` env steps (default: one episode, cut at
+    :data:`EPISODE_CAP` steps on an env without a time limit) and write every ``every``-th frame.
 
     Returns the number of frames written.
     """
@@ -93,10 +96,12 @@ def record_episode(policy: Policy, out: Path, steps: int, every: int = 1, fps: f
     frames: list[np.ndarray] = []
     try:
         obs, _ = env.reset(seed=seed)
-        for step in range(steps):
+        for step in range(EPISODE_CAP if steps is None else steps):
             if step % every == 0:
                 frames.append(first_frame(env.render()))
-            obs, *_ = env.step(policy(obs))
+            obs, _, terminated, truncated, _ = env.step(policy(obs))
+            if steps is None and (np.any(terminated) or np.any(truncated)):
+                break
     except PolyakError:
         raise
     except gym.error.DependencyNotInstalled as error:

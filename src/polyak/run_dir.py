@@ -69,9 +69,10 @@ class RunDir:
                env_source: dict[str, Any] | None = None) -> None:
         """Take the run's writer lock, make the directory and write ``config.gin``, ``config.json`` and
         ``env.json`` (when given); one clear error when it cannot or when another process writes here.
-        ``config.gin`` and ``env.json`` are written when the run starts only: a resumed run (one with checkpoints)
-        keeps those its start wrote, since gin parses no config on resume and its operative config would be an
-        empty skeleton."""
+        All three are written when the run starts only: a resumed run (one with checkpoints) keeps ``config.gin``
+        and ``env.json`` as its start wrote them (gin parses no config on resume, so its operative config would be
+        an empty skeleton), and its ``config.json`` until :meth:`write_configs` records the resume's bindings, once
+        the checkpoint has been restored (a refused resume leaves the run as it was)."""
         from polyak.config_json import write_config
         from polyak.runlock import RunLock
 
@@ -84,10 +85,19 @@ class RunDir:
                 self.config_gin.write_text(operative_config)
             if env_source is not None and not started:
                 self.env_json.write_text(json.dumps(env_source, indent=2) + "\n")
-            if configs is not None:
+            if configs is not None and not started:
                 write_config(self.path, configs, apex)
         except OSError as error:
             raise PolyakError(f"cannot write run directory {self.path}: {error.strerror or error}") from None
+
+    def write_configs(self, configs: Configs) -> None:
+        """Record a resumed run's configs (its own with the resume's bindings) in ``config.json``."""
+        from polyak.config_json import write_config
+
+        try:
+            write_config(self.path, configs)
+        except OSError as error:
+            raise PolyakError(f"cannot write {self.config_json}: {error.strerror or error}") from None
 
     def release(self) -> None:
         """Let go of the run's writer lock (the run ended; a later resume in this process takes it again)."""

@@ -250,6 +250,11 @@ class Trainer:
         if self.evaluator is not None:
             self.evaluator.close()
 
+    def close(self) -> None:
+        """Close the envs and let go of the run directory: for a trainer that will not run (a refused resume)."""
+        self._close_envs()
+        self.directory.release()
+
     def run(self) -> Summary:
         cfg = self.configs.trainer
         if (slow := slow_precision(self.configs.agent, self.agent.learner.device)) is not None:
@@ -278,7 +283,8 @@ class Trainer:
         log = Every(cfg.log_interval, start)
         last_log_steps, last_log_time = start, time.perf_counter()
         redone = self._eval_pending and self.evaluator is not None and self._evaluate_and_log(logger)
-        while not redone and self.env_steps < cfg.max_env_steps and self._stop_signal is None:
+        stop = redone
+        while not stop and self.env_steps < cfg.max_env_steps and self._stop_signal is None:
             try:
                 step = self.collector.step()
             except EnvStepError as error:
@@ -306,9 +312,12 @@ class Trainer:
             if checkpoint.due(self.env_steps):
                 self._checkpoint(logger)
             stop = self.progress.solved_now(self.env_steps, logger) or stop
-            if stop or self.progress.episode_limit_reached():
+            if self.progress.episode_limit_reached():
                 break
 
+        ended_unscored = self.progress.last_eval_steps != self.env_steps  # between evaluations, or never evaluated
+        if self._stop_signal is None and ended_unscored and self.evaluator is not None:
+            self._evaluate_and_log(logger)  # training ended between evaluations: the final policy is scored too
         self.elapsed = time.perf_counter() - started
         self._checkpoint(logger)
         return self.progress.summary(self.env_steps, self.learner.updates, self.elapsed, self._stop_signal)

@@ -30,7 +30,7 @@ def test_train_writes_the_run_directory_contract_and_test_loads_it(tmp_path):
 
     tested = polyak("test", str(run_dir), "--episodes", "2")
     assert tested.returncode == 0, tested.stderr
-    assert f"Pendulum-v1 ({run_dir}): mean score" in tested.stdout and "over 2 episodes" in tested.stdout
+    assert f"Pendulum-v1 ({run_dir}, best checkpoint, " in tested.stdout and "over 2 episodes" in tested.stdout
 
 
 def test_seed_names_the_run_under_runs_root(tmp_path):

@@ -424,21 +424,22 @@ def test_an_env_registered_by_the_users_script_is_registered_again_or_named(tmp_
 
 # ------------------------------------------------------------------ 6. training a finished run further
 def test_a_finished_run_continued_to_2n_writes_what_one_run_to_2n_writes(tmp_path: Path) -> None:
+    """N on the evaluation schedule (every 200); tests/smoke/test_run_end.py has a budget between evaluations."""
     args = ["--env", "Pendulum-v1", "--seed", "3", *gin_params(TINY[1:])]
     whole, halves = tmp_path / "whole", tmp_path / "halves"
-    assert user_polyak("train", *args, "--run-dir", str(whole), "--gin-param", "TrainerConfig.max_env_steps=1000",
+    assert user_polyak("train", *args, "--run-dir", str(whole), "--gin-param", "TrainerConfig.max_env_steps=800",
                        cwd=tmp_path).returncode == 0
-    first = user_polyak("train", *args, "--run-dir", str(halves), "--gin-param", "TrainerConfig.max_env_steps=500",
+    first = user_polyak("train", *args, "--run-dir", str(halves), "--gin-param", "TrainerConfig.max_env_steps=400",
                         cwd=tmp_path)
     assert first.returncode == 0 and (halves / "summary.json").is_file(), first.stderr[-2000:]
-    same = user_polyak("train", "--resume", str(halves), "--gin-param", "TrainerConfig.max_env_steps=500",
+    same = user_polyak("train", "--resume", str(halves), "--gin-param", "TrainerConfig.max_env_steps=400",
                        cwd=tmp_path)
-    one_error_line(same, "already finished at 500 env steps", "TrainerConfig.max_env_steps=1000")
-    more = user_polyak("train", "--resume", str(halves), "--gin-param", "TrainerConfig.max_env_steps=1000",
+    one_error_line(same, "already finished at 400 env steps", "TrainerConfig.max_env_steps=800")
+    more = user_polyak("train", "--resume", str(halves), "--gin-param", "TrainerConfig.max_env_steps=800",
                        cwd=tmp_path)
     assert more.returncode == 0 and "resuming" in more.stdout, more.stderr[-2000:]
     assert (halves / "metrics.csv").read_bytes() == (whole / "metrics.csv").read_bytes()
-    assert json.loads((halves / "summary.json").read_text())["env_steps"] == 1000
+    assert json.loads((halves / "summary.json").read_text())["env_steps"] == 800
     np.testing.assert_array_equal(polyak.load(halves, "newest").predict(np.zeros(3))[0],
                                   polyak.load(whole, "newest").predict(np.zeros(3))[0])
 
