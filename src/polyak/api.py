@@ -73,8 +73,9 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     without a summary (it stays resumable from its newest checkpoint).
 
     ``resume``: continue that run from its newest checkpoint, with its own config and ``overrides``/``settings`` on
-    top: an interrupted run, or a finished one given a larger ``max_env_steps`` (continued exactly as if it had been
-    trained to the larger budget in one go). A run whose env was an instance or an unimportable function needs the
+    top: an interrupted run, or a finished one given a larger ``max_env_steps`` (its networks continue exactly as if
+    trained to the larger budget in one go; an earlier budget off the ``eval_interval`` schedule leaves its extra
+    final evaluation in ``metrics.csv``). A run whose env was an instance or an unimportable function needs the
     same ``env`` again. :meth:`Run.train_more` does this for a run you hold.
     """
     from polyak.planning import open_trainer, plan_run

@@ -55,18 +55,19 @@ _OLD_AGENT_SWITCHES = {
 _OLD_REPLAY_BOOLEANS = ("prioritized", "lap")
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """``value`` as config.json holds it: enums as their values, tuples as lists, dict keys as strings."""
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     return value
 
 
 def _section(config: Any) -> dict[str, Any]:
-    return {f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    return {f.name: plain(getattr(config, f.name)) for f in dataclasses.fields(config)}
 
 
 def configs_to_dict(configs: Configs, apex: ApexConfig | None = None) -> dict[str, Any]:

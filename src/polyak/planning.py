@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import gin
 
 from polyak.config import APEX_DEFAULTS, Algorithm, ApexConfig, Configs
-from polyak.config_json import with_bindings
+from polyak.config_json import plain, with_bindings
 from polyak.envs.source import EnvSource
 from polyak.errors import ConfigError, EnvError
 from polyak.ginconf import (
@@ -197,7 +197,7 @@ def _refuse_changed_meaning(before: Configs, after: Configs, run_path: Path) -> 
     for section, (gin_name, fixes, settings) in FIXED_ON_RESUME.items():
         for setting in settings:
             old, new = getattr(getattr(before, section), setting), getattr(getattr(after, section), setting)
-            if old != new:
+            if plain(old) != plain(new):  # as config.json holds them: a binding's tuple is a run's list
                 raise ConfigError(f"--resume cannot change {gin_name}.{setting} ({_shown(old)} in {run_path}, "
                                   f"{_shown(new)} given): it fixes {fixes} its checkpoints were trained with; "
                                   "start a new run instead")
@@ -219,11 +219,7 @@ def open_trainer(plan: RunPlan, on_evaluation: EvaluationCallback | None = None)
     if not plan.resume:
         return trainer, f"polyak: training {configs.trainer.env_id} into {run_dir}"
     try:
-        checkpoint = trainer.restore()
-        if trainer.env_steps > configs.trainer.max_env_steps:  # equal: a run stopped before its summary, finished
-            raise ConfigError(f"{run_dir} is already at {trainer.env_steps} env steps, past "
-                              f"TrainerConfig.max_env_steps = {configs.trainer.max_env_steps}; resume with a larger "
-                              "budget, e.g. --gin-param TrainerConfig.max_env_steps=...")
+        checkpoint = trainer.restore()  # refuses a budget below the run's env steps
         trainer.directory.write_configs(configs)
     except BaseException:
         trainer.close()  # the run stays as it was, and free for the next resume, in this process too

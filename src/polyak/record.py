@@ -20,6 +20,7 @@ import numpy as np
 from polyak.config import TrainerConfig
 from polyak.envs.factory import resolve_env_id
 from polyak.errors import EnvError, PolyakError
+from polyak.evaluation import time_limit
 from polyak.policy import Policy
 
 FORMATS = (".gif", ".mp4")
@@ -78,7 +79,7 @@ def first_frame(rendered: Any) -> np.ndarray:
 def record_episode(policy: Policy, out: Path, steps: int | None = None, every: int = 1, fps: float = 25.0,
                    seed: int = 0, width: int = 480, height: int = 360) -> int:
     """Run the policy (no exploration) for ``steps`` env steps (default: one episode, cut at
-    :data:`EPISODE_CAP` steps on an env without a time limit) and write every ``every``-th frame.
+    :data:`EPISODE_CAP` steps on an env without a time limit of its own) and write every ``every``-th frame.
 
     Returns the number of frames written.
     """
@@ -96,7 +97,7 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
     frames: list[np.ndarray] = []
     try:
         obs, _ = env.reset(seed=seed)
-        for step in range(EPISODE_CAP if steps is None else steps):
+        for step in range((time_limit(env) or EPISODE_CAP) if steps is None else steps):
             if step % every == 0:
                 frames.append(first_frame(env.render()))
             obs, _, terminated, truncated, _ = env.step(policy(obs))

@@ -28,7 +28,7 @@ from polyak.collector import Collector, EnvStepError
 from polyak.config import Configs
 from polyak.device import slow_precision
 from polyak.envs.source import EnvSource
-from polyak.errors import CheckpointError, PolyakError
+from polyak.errors import CheckpointError, ConfigError, PolyakError
 from polyak.evaluation import EvaluationStopped, never
 from polyak.evaluator import Evaluator
 from polyak.logger import Logger
@@ -214,7 +214,8 @@ class Trainer:
         self.checkpointer.save(self._state(), self.learner, self.env_steps)
 
     def restore(self, checkpoint: Path | None = None) -> Path:
-        """Continue from ``checkpoint`` (default: the newest complete one in the run directory)."""
+        """Continue from ``checkpoint`` (default: the newest complete one in the run directory); a ConfigError, with
+        nothing in the run directory changed, when it is past ``TrainerConfig.max_env_steps``."""
         checkpoint, state = self.checkpointer.load(checkpoint, self.learner)
         try:
             self.agent.load_state_dict(state["agent"])
@@ -234,6 +235,11 @@ class Trainer:
         except (RuntimeError, ValueError) as error:
             first = str(error).strip().splitlines()[0]
             raise CheckpointError(f"checkpoint {checkpoint} does not match the config: {first}") from None
+        budget = self.configs.trainer.max_env_steps
+        if self.env_steps > budget:  # equal: a run stopped before its summary, finished; refused before any write
+            raise ConfigError(f"{self.run_dir} is already at {self.env_steps} env steps, past "
+                              f"TrainerConfig.max_env_steps = {budget}; resume with a larger budget, e.g. "
+                              "--gin-param TrainerConfig.max_env_steps=...")
         for warning in warnings:
             print(f"polyak: warning: {warning}", flush=True)
         if self.directory.metrics.exists():

@@ -28,15 +28,15 @@ def test_module_env_with_kwargs_trains_resumes_tests_records_and_exports(tmp_pat
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     run = tmp_path / "run"
     first = polyak("train", "--config", PENDULUM, "--run-dir", str(run), *ARGS,
-                   "--gin-param", "TrainerConfig.max_env_steps=300")
+                   "--gin-param", "TrainerConfig.max_env_steps=400")
     assert first.returncode == 0, first.stderr
     assert "env_kwargs = {'length': 50, 'scale': 2.0}" in (run / "config.gin").read_text()
-    assert set(eval_scores(run)) == {200}
+    assert set(eval_scores(run)) == {200, 400}
     (run / "summary.json").unlink()  # as if the run had been killed after its last checkpoint
-    resumed = polyak("train", "--resume", str(run), "--gin-param", "TrainerConfig.max_env_steps=500")
+    resumed = polyak("train", "--resume", str(run), "--gin-param", "TrainerConfig.max_env_steps=600")
     assert resumed.returncode == 0, resumed.stderr
     # the resumed run evaluates on an env built with the same kwargs: reward 1 per step, 50 steps per episode
-    assert eval_scores(run) == {200: 50.0, 400: 50.0}
+    assert eval_scores(run) == {200: 50.0, 400: 50.0, 600: 50.0}
     tested = polyak("test", str(run), "--episodes", "2")
     assert tested.returncode == 0, tested.stderr
     assert "mean score 50.00" in tested.stdout

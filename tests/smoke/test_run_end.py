@@ -118,10 +118,12 @@ def test_a_resume_refused_after_its_restore_leaves_config_json_as_it_was(between
     run = tmp_path / "stopped"
     shutil.copytree(between, run)
     (run / "summary.json").unlink()
-    config = (run / "config.json").read_bytes()
+    with open(run / "metrics.csv", "a") as metrics:  # a row written after the newest checkpoint (a kill -9)
+        metrics.write("episode,510,3,-1000.0,,,,\n")
+    config, rows = (run / "config.json").read_bytes(), (run / "metrics.csv").read_bytes()
     assert main(["train", "--resume", str(run), "--steps", "400"]) == 2
     assert "past TrainerConfig.max_env_steps = 400" in capsys.readouterr().err
-    assert (run / "config.json").read_bytes() == config
+    assert (run / "config.json").read_bytes() == config and (run / "metrics.csv").read_bytes() == rows
     assert main(["train", "--resume", str(run), "--steps", "600"]) == 0
     assert json.loads((run / "config.json").read_text())["trainer"]["max_env_steps"] == 600
     assert [steps for steps, _ in _evaluations(run)] == [300, 500, 600]

@@ -257,6 +257,9 @@ class ApexTrainer:
             if checkpoint.due(self.env_steps):
                 self._checkpoint(logger)
 
+        ended_unscored = self.progress.last_eval_steps != self.env_steps  # workers' chunks overshoot the schedule
+        if self._stop_signal is None and ended_unscored and self.evaluator is not None:
+            self._evaluate_and_log(logger)
         self.elapsed = time.perf_counter() - started
         self._checkpoint(logger)
         self._write_apex_record(pool)
