@@ -214,7 +214,7 @@ def test_a_signal_during_evaluation_then_resume_ends_like_an_uninterrupted_run(t
     resumed.restore()
     assert resumed.run().interrupted is None
     assert (tmp_path / "run" / "metrics.csv").read_bytes() == (tmp_path / "reference" / "metrics.csv").read_bytes()
-    assert eval_scores(tmp_path / "run").keys() == {400, 800}
+    assert eval_scores(tmp_path / "run").keys() == {400, 800, 1000}  # 1000: the budget, between evaluations
 
 
 def test_a_signal_during_the_live_actors_evaluation_stops_the_whole_evaluation(tmp_path):
@@ -232,4 +232,4 @@ def test_a_signal_during_the_live_actors_evaluation_stops_the_whole_evaluation(t
     assert resumed.run().interrupted is None
     reference = (tmp_path / "reference" / "metrics.csv").read_text()
     assert (tmp_path / "run" / "metrics.csv").read_text() == reference
-    assert reference.count("\neval_live,") == 2
+    assert reference.count("\neval_live,") == 3  # at 400, 800 and the budget's end (1000)
