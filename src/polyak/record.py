@@ -9,6 +9,7 @@ body stays in the frame as it runs: Gymnasium 1.4 renders them from a free camer
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 from pathlib import Path
@@ -81,28 +82,33 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
     """Run the policy (no exploration) for ``steps`` env steps (default: one episode, cut at
     :data:`EPISODE_CAP` steps on an env without a time limit of its own) and write every ``every``-th frame.
 
+    An MP4 is encoded frame by frame as the episode runs, so its memory does not grow with the episode; a GIF is
+    written at the end (its palette is chosen over all frames). The video goes to a file beside ``out`` first and
+    replaces ``out`` only once it is whole: a render that fails leaves an earlier video at ``out`` as it was.
     Returns the number of frames written.
     """
     if out.suffix.lower() not in FORMATS:
         raise PolyakError(f"--out must end in {' or '.join(FORMATS)}, got {out.name!r}")
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame (classic control) without a display
-    import imageio.v3 as iio
 
     size = {"width": width, "height": height} if accepts_size(policy.env_id) else {}
     env = policy.make_env(render_mode="rgb_array", **size)  # as its run made it, or one line on what to pass
     if size and has_tracking_camera(env):
         env.close()
         env = policy.make_env(render_mode="rgb_array", camera_name=TRACKING_CAMERA, **size)
-    frames: list[np.ndarray] = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(f".{out.stem}.partial{out.suffix}")
+    sink = _Mp4Sink(partial, fps) if out.suffix.lower() == ".mp4" else _GifSink(partial, fps)
     try:
         obs, _ = env.reset(seed=seed)
         for step in range((time_limit(env) or EPISODE_CAP) if steps is None else steps):
             if step % every == 0:
-                frames.append(first_frame(env.render()))
+                sink.add(first_frame(env.render()))
             obs, _, terminated, truncated, _ = env.step(policy(obs))
             if steps is None and (np.any(terminated) or np.any(truncated)):
                 break
+        sink.close()
     except PolyakError:
         raise
     except gym.error.DependencyNotInstalled as error:
@@ -112,17 +118,64 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
                           "MUJOCO_GL=egl and the EGL libraries (libegl1)") from None
     finally:
         env.close()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix.lower() == ".gif":
-        iio.imwrite(out, np.stack(frames), duration=1000.0 / fps, loop=0)
-    else:
-        _write_mp4(out, frames, fps)
-    return len(frames)
+        sink.abandon()
+    os.replace(partial, out)
+    return sink.frames
 
 
-def _write_mp4(out: Path, frames: list[np.ndarray], fps: float) -> None:
-    import imageio
+class _Mp4Sink:
+    """Encodes each frame as it comes (imageio's ffmpeg writer): memory stays that of one frame."""
 
-    with imageio.get_writer(out, fps=fps, codec="libx264", macro_block_size=2) as writer:
-        for frame in frames:
-            writer.append_data(frame)
+    def __init__(self, path: Path, fps: float) -> None:
+        self.path, self.fps, self.frames = path, fps, 0
+        self._writer: Any = None
+
+    def add(self, frame: np.ndarray) -> None:
+        if self._writer is None:  # opened on the first frame, so a failed env start leaves no file
+            import imageio
+
+            self._writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=2)
+        self._writer.append_data(frame)
+        self.frames += 1
+
+    def close(self) -> None:
+        if self._writer is None:
+            raise PolyakError("the episode gave no frame to write")
+        self._writer.close()
+        self._writer = None
+
+    def abandon(self) -> None:
+        """After a failure: stop the encoder and remove the partial file (a no-op after :meth:`close`)."""
+        if self._writer is not None:
+            with contextlib.suppress(Exception):  # the failure being reported is the one that matters
+                self._writer.close()
+            self._writer = None
+            self.path.unlink(missing_ok=True)
+
+
+class _GifSink:
+    """Keeps the frames and writes them at :meth:`close` (a GIF's palette is chosen over all its frames)."""
+
+    def __init__(self, path: Path, fps: float) -> None:
+        self.path, self.fps = path, fps
+        self._frames: list[np.ndarray] = []
+        self._written = False
+
+    @property
+    def frames(self) -> int:
+        return len(self._frames)
+
+    def add(self, frame: np.ndarray) -> None:
+        self._frames.append(frame)
+
+    def close(self) -> None:
+        import imageio.v3 as iio
+
+        if not self._frames:
+            raise PolyakError("the episode gave no frame to write")
+        iio.imwrite(self.path, np.stack(self._frames), duration=1000.0 / self.fps, loop=0)
+        self._written = True
+
+    def abandon(self) -> None:
+        if not self._written:
+            self.path.unlink(missing_ok=True)
