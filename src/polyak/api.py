@@ -5,10 +5,13 @@ Gin is parsed here (the edge) and cleared again, so no binding of one call reach
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from polyak.errors import ConfigError
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -70,7 +73,11 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     ``callback(env_steps, mean_score)`` is called after each evaluation; returning False stops training cleanly,
     as at the end of the budget (final checkpoint, ``summary.json``): early stopping, or Optuna pruning
     (``trial.report(score, env_steps); return not trial.should_prune()``). An exception it raises ends the run
-    without a summary (it stays resumable from its newest checkpoint).
+    without a summary, after a checkpoint at that evaluation (resume the run to go on).
+
+    Ctrl-C (SIGINT) or SIGTERM ends training at the next step with a checkpoint, as in ``polyak train``; the call
+    prints how to resume and returns the :class:`Run`, whose ``summary["interrupted"]`` names the signal (a loop
+    over seeds checks it to stop).
 
     ``resume``: continue that run from its newest checkpoint, with its own config and ``overrides``/``settings`` on
     top: an interrupted run, or a finished one given a larger ``max_env_steps`` (its networks continue exactly as if
@@ -81,6 +88,9 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     from polyak.planning import open_trainer, plan_run
     from polyak.threads import check_threads, set_threads
 
+    if callback is not None and not callable(callback):
+        raise ConfigError(f"callback must be a function (env_steps, mean_score) -> bool | None, got "
+                          f"{type(callback).__name__}")
     if isinstance(overrides, str):
         overrides = [overrides]
     bindings = list(overrides)
@@ -91,6 +101,9 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     set_threads(plan.configs.trainer.threads)
     trainer, _ = open_trainer(plan, callback)
     summary = trainer.run()
+    if summary.interrupted is not None:  # the call returns, so a script goes on: say so, as the command does
+        print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. "
+              f"Resume with: polyak.train(resume={str(plan.run_dir)!r})", file=sys.stderr)
     return Run(plan.run_dir, plan.configs, dict(summary.__dict__))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -81,7 +82,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _report(summary: Summary, configs: Configs, run_dir: Path, resumable: bool) -> int:
     if summary.interrupted is not None:
-        how = f"Resume with: polyak train --resume {run_dir}" if resumable else "(Ape-X runs cannot be resumed)"
+        how = (f"Resume with: polyak train --resume {shlex.quote(str(run_dir))}" if resumable
+               else "(Ape-X runs cannot be resumed)")
         print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. {how}")
         return 0
     window = configs.trainer.solve_window
@@ -102,6 +104,9 @@ def _report(summary: Summary, configs: Configs, run_dir: Path, resumable: bool) 
 
 def _run_arg(args: argparse.Namespace, required: bool = False) -> str | None:
     """The run named positionally (``polyak test RUN``) or with the older ``--run-dir RUN``."""
+    if any(given is not None and not given.strip() for given in (args.run, args.run_flag)):
+        raise ConfigError(f"polyak {args.command} was given an empty run directory (an unset shell variable?); "
+                          f"give a path{'' if required else ', or none for the pretrained agent'}")
     if args.run and args.run_flag and Path(args.run) != Path(args.run_flag):
         raise ConfigError(f"two runs given: {args.run} and --run-dir {args.run_flag}; give one")
     run = args.run or args.run_flag

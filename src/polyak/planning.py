@@ -20,6 +20,7 @@ import contextlib
 import difflib
 import os
 import re
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -175,7 +176,7 @@ def _plan_resume(run_path: Path, bindings: list[str], config: Any, seed: int | N
         if isinstance(done, int) and budget <= done:
             raise ConfigError(f"{run.path} already finished at {done} env steps (TrainerConfig.max_env_steps = "
                               f"{budget}); to train it further, give a larger budget: polyak train --resume "
-                              f"{run.path} --gin-param TrainerConfig.max_env_steps={2 * done}")
+                              f"{shlex.quote(str(run.path))} --gin-param TrainerConfig.max_env_steps={2 * done}")
     return RunPlan(configs, run.path, "", resume=True, env_source=source)
 
 
@@ -413,14 +414,20 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
     from polyak.playback import ACTOR_FILE  # here: polyak's commands without a run need no torch
 
     if run_dir is not None:
+        if not str(run_dir).strip():
+            raise ConfigError("the run directory is empty; give a path (or leave it out: runs/<env>_<config>)")
         path = Path(run_dir)
+        inside = next((parent for parent in path.absolute().parents  # its configs and metrics: a run's own
+                       if RunDir(parent).config_json.is_file() and RunDir(parent).metrics.is_file()), None)
+        if inside is not None:
+            raise ConfigError(f"{path} is inside the run directory {inside}; choose a directory outside it")
         if (path / ACTOR_FILE).is_file():
             raise ConfigError(f"{path} holds an exported agent (polyak export); choose another run directory")
         if path.is_dir():  # another process writing there is named as such (RunDirBusy), not as a finished run
             RunLock(path).acquire().release()
         if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():
             raise ConfigError(f"run directory {path} already holds a run; choose another run directory or "
-                              f"continue it with: polyak train --resume {path}")
+                              f"continue it with: polyak train --resume {shlex.quote(str(path))}")
     else:
         name = configs.trainer.run_name or f"{env_label(configs.trainer.env_id)}_{config_label}"
         name += "_apex" if apex else ""

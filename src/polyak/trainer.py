@@ -188,8 +188,16 @@ class Trainer:
             self._eval_pending = True
             return False
         self._eval_pending = False
-        if self.on_evaluation is not None and self.on_evaluation(self.env_steps, self.progress.eval_scores[-1]) \
-                is False:
+        if self.on_evaluation is None:
+            return stop
+        try:
+            carry_on = self.on_evaluation(self.env_steps, self.progress.eval_scores[-1])
+        except BaseException as error:
+            self._checkpoint(logger)  # the evaluation is logged: a resume goes on from here, not from the start
+            logger.message(f"the evaluation callback raised {type(error).__name__} at {self.env_steps} env steps; "
+                           "a checkpoint was saved (resume the run to go on)")
+            raise
+        if carry_on is False:
             logger.message(f"the evaluation callback stopped training at {self.env_steps} env steps")
             return True
         return stop

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyak.config_json import CONFIG_FILE, MAX_CONFIG_BYTES, configs_from_dict, configs_to_json, legacy_rewrites
-from polyak.errors import CheckpointError, ConfigError
+from polyak.errors import CheckpointError, ConfigError, not_a_directory
 from polyak.safe_files import read_json
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def upgrade(path: Path, trust: bool = False, ask: Callable[[str], bool] = _ask,
     """Write ``path/config.json`` from ``path/config.gin``, or rewrite the old settings of an existing
     ``config.json`` (each change explained through ``say``); returns the JSON file's path."""
     if not path.is_dir():
-        raise CheckpointError(f"{path} does not exist")
+        raise CheckpointError(f"{path} {not_a_directory(path)}")
     target = path / CONFIG_FILE
     if target.exists():
         return _rewrite_json(path, target, say)

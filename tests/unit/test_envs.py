@@ -1,9 +1,12 @@
 """Environment boundary: per-dimension action rescaling, SAME_STEP autoreset, clear refusals."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.wrappers import DtypeObservation
 
 from polyak.envs import final_observations, make_env
+from polyak.envs.factory import vector_env_from
 from polyak.errors import EnvError
 
 
@@ -43,3 +46,44 @@ def test_unsuitable_envs_are_refused(env_id, message):
     with pytest.raises(EnvError, match=None) as info:
         make_env(env_id, 1)
     assert message in str(info.value)
+
+
+class SpacesEnv(gym.Env):
+    """A one-step env with the spaces a test gives it."""
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.Space) -> None:
+        self.observation_space, self.action_space = observation_space, action_space
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, True, False, {}
+
+
+FLOAT_OBS, FLOAT_ACTIONS = gym.spaces.Box(-1.0, 1.0, (3,)), gym.spaces.Box(-1.0, 1.0, (2,))
+
+
+@pytest.mark.parametrize(("observation_space", "action_space", "message"), [
+    (FLOAT_OBS, gym.spaces.Box(-1.0, 1.0, (2, 2)), "has actions of shape (2, 2); polyak needs a flat Box"),
+    (FLOAT_OBS, gym.spaces.Box(0, 5, (2,), np.int64), "has int64 actions; polyak needs a continuous Box of floats"),
+    (gym.spaces.Box(0, 255, (3,), np.uint8), FLOAT_ACTIONS,
+     "has uint8 observations; polyak needs floats: wrap the env in gymnasium.wrappers.DtypeObservation"),
+    (gym.spaces.Box(-1.0, 1.0, (2, 3)), FLOAT_ACTIONS, "needs a flat Box observation space"),
+    (FLOAT_OBS, gym.spaces.Box(-np.inf, np.inf, (2,)), "has unbounded actions"),
+])
+def test_spaces_polyak_cannot_train_on_are_refused_before_any_step(observation_space, action_space, message):
+    with pytest.raises(EnvError) as info:
+        vector_env_from(lambda: SpacesEnv(observation_space, action_space), 1, "'mine'")
+    assert str(info.value).startswith("environment 'mine' ") and message in str(info.value)
+
+
+def test_integer_observations_train_once_wrapped_as_the_refusal_says():
+    u8 = gym.spaces.Box(0, 255, (3,), np.uint8)
+    env = vector_env_from(lambda: DtypeObservation(SpacesEnv(u8, FLOAT_ACTIONS), np.float32), 1, "'mine'")
+    try:
+        obs, _ = env.reset(seed=0)
+        assert obs.dtype == np.float32 and env.single_observation_space.dtype == np.float32
+    finally:
+        env.close()

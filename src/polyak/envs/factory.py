@@ -105,22 +105,37 @@ def vector_env_from(make: EnvMaker, num_envs: int, name: str) -> VectorEnv:
 
 
 def _checked(env: VectorEnv, name: str) -> VectorEnv:
-    """``env`` if polyak can train on it (a bounded Box action space, flat Box observations), rescaled to take
-    actions in [-1, 1]; closed and an EnvError otherwise."""
+    """``env`` if polyak can train on it (a flat, bounded, float Box action space; flat float Box observations),
+    rescaled to take actions in [-1, 1]; closed and an EnvError otherwise."""
+    problem = space_problem(env.single_action_space, env.single_observation_space)
+    if problem is not None:
+        env.close()
+        raise EnvError(f"environment {name} {problem}")
     space = env.single_action_space
-    if not isinstance(space, gym.spaces.Box):
-        env.close()
-        raise EnvError(f"environment {name} has a {type(space).__name__} action space; polyak needs a continuous Box")
-    if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
-        env.close()
-        raise EnvError(f"environment {name} has unbounded actions; polyak needs finite low/high bounds")
-    if not isinstance(env.single_observation_space, gym.spaces.Box) or len(env.single_observation_space.shape) != 1:
-        env.close()
-        raise EnvError(f"environment {name} needs a flat Box observation space")
     if np.all(space.low == -1.0) and np.all(space.high == 1.0):
         return env
     low = np.full(space.shape, -1.0, dtype=space.dtype)
     return RescaleAction(env, min_action=low, max_action=-low)
+
+
+def space_problem(action_space: gym.Space, observation_space: gym.Space) -> str | None:
+    """What keeps polyak from training on these spaces (the end of a sentence that starts with the env's name),
+    or None. Checked before the first step, so an env polyak cannot use never leaves a run behind."""
+    if not isinstance(action_space, gym.spaces.Box):
+        return f"has a {type(action_space).__name__} action space; polyak needs a continuous Box"
+    if len(action_space.shape) != 1:
+        return (f"has actions of shape {action_space.shape}; polyak needs a flat Box (one dimension): flatten them "
+                "in a wrapper of the env")
+    if not np.issubdtype(action_space.dtype, np.floating):
+        return f"has {action_space.dtype} actions; polyak needs a continuous Box of floats"
+    if not (np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))):
+        return "has unbounded actions; polyak needs finite low/high bounds"
+    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
+        return "needs a flat Box observation space"
+    if not np.issubdtype(observation_space.dtype, np.floating):
+        return (f"has {observation_space.dtype} observations; polyak needs floats: wrap the env in "
+                "gymnasium.wrappers.DtypeObservation(env, np.float32)")
+    return None
 
 
 def final_observations(next_obs: np.ndarray, done: np.ndarray, info: dict) -> np.ndarray:
