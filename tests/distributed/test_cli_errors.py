@@ -100,3 +100,17 @@ def test_ray_missing_is_one_line(tmp_path):
     assert not (tmp_path / "s").exists() and not (tmp_path / "r").exists()
     # The core still works without ray.
     assert polyak("plot", "--help", env=env).returncode == 0
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--gin-param", "TrainerConfig.env_id = 'NoSuch-v0'"], "unknown environment id 'NoSuch-v0'"),
+    (["--gin-param", "TrainerConfig.env_kwargs = {'no_such_keyword': 1}"], "no_such_keyword"),
+    (["--gin-param", "TrainerConfig.max_env_steps = 10"], "is below ReplayConfig.min_size"),
+    (["--grid", "TrainerConfig.env_id = ['Pendulum-v1', 'NoSuch-v0']"],
+     "unknown environment id 'NoSuch-v0'"),
+])
+def test_a_trial_that_polyak_train_would_refuse_is_refused_before_ray(cli, tmp_path, args, fragment):
+    result = cli("sweep", "--config", PENDULUM, "--seeds", "0", *args, "--sweep-dir", str(tmp_path / "s"))
+    _one_line_error(result, fragment)
+    assert ("grid point env_id=" in result.stderr) == ("--grid" in args)
+    assert not (tmp_path / "s").exists()

@@ -1,7 +1,7 @@
 """``polyak sweep``: seeds x grid of gin bindings on Ray Tune; each trial is a normal polyak run directory.
 
-The driver parses and validates every trial's config before Ray starts, so a bad binding fails in
-one line and nothing runs. Trials carry their full operative config (text), so on a multi-node
+The driver parses and validates every trial's config before Ray starts (its bindings, its budget and its env),
+so a mistake fails in one line and nothing runs. Trials carry their full operative config (text), so on a multi-node
 cluster a worker node needs polyak installed but not the config file. Run directories are written
 where the trial runs: use a ``runs_root`` on a shared filesystem for a multi-node cluster.
 """
@@ -18,8 +18,10 @@ from typing import Any
 import gin
 
 from polyak.distributed.grid import grid_variants
-from polyak.errors import ConfigError, PolyakError
+from polyak.envs.factory import make_env
+from polyak.errors import PolyakError
 from polyak.ginconf import build_configs_from_gin, parse_gin
+from polyak.planning import check_budget
 
 TRIAL_CPUS = 1.0
 
@@ -48,8 +50,11 @@ class TrialResult:
 
 def plan_sweep(config_file: Path, seeds: list[int], bindings: list[str], grids: list[str],
                sweep_dir: Path) -> list[TrialSpec]:
-    """Every trial's operative config, validated here (no ray): grid variants x seeds."""
+    """Every trial's operative config, validated here (no ray) as ``polyak train`` validates a run: its
+    bindings, its budget against the replay's ``min_size`` and its env (made once per env id and keyword
+    arguments, then closed); grid variants x seeds."""
     specs = []
+    envs_checked: set[str] = set()
     for variant in grid_variants(grids):
         for seed in seeds:
             trial_bindings = [*bindings, *variant.bindings, f"TrainerConfig.seed = {seed}",
@@ -57,15 +62,27 @@ def plan_sweep(config_file: Path, seeds: list[int], bindings: list[str], grids: 
             try:
                 parse_gin(config_file, trial_bindings)
                 configs = build_configs_from_gin()
-            except ConfigError as error:
+                check_budget(configs)
+                _check_env(configs.trainer.env_id, configs.trainer.env_kwargs, envs_checked)
+            except PolyakError as error:
                 if not variant.bindings:
                     raise
-                raise ConfigError(f"grid point {variant.label}: {error}") from None
+                raise type(error)(f"grid point {variant.label}: {error}") from None
             run_dir = (sweep_dir / f"{variant.label}_seed_{seed}").resolve()
             specs.append(TrialSpec(variant.label, seed, str(run_dir), gin.operative_config_str(),
                                    configs.trainer.solve_score))
     gin.clear_config()
     return specs
+
+
+def _check_env(env_id: str, env_kwargs: dict[str, Any], checked: set[str]) -> None:
+    """Make the env once and close it: an unknown id, a wrong keyword or a space polyak cannot train on fails here
+    in one line, not in every trial."""
+    key = json.dumps([env_id, env_kwargs], sort_keys=True, default=repr)
+    if key in checked:
+        return
+    make_env(env_id, 1, **env_kwargs).close()
+    checked.add(key)
 
 
 def run_trial(config: dict[str, Any]) -> None:
