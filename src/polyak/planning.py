@@ -230,16 +230,28 @@ def open_trainer(plan: RunPlan, on_evaluation: EvaluationCallback | None = None)
 
 def keyword_bindings(settings: Mapping[str, Any]) -> list[str]:
     """Gin bindings for keyword settings (:data:`KEYWORDS`): ``learning_rate=1e-3`` binds both networks'
-    ``NetworkConfig.lr``; an unknown name is a ConfigError with the closest known one."""
+    ``NetworkConfig.lr``; an unknown name is a ConfigError with the closest known one, and so are two names for
+    one setting given different values (``total_timesteps`` and ``max_env_steps``: neither would silently win)."""
     bindings = []
+    set_by: dict[str, tuple[str, Any]] = {}
     for name, value in settings.items():
         if name not in KEYWORDS:
             close = difflib.get_close_matches(name, list(KEYWORDS), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(f"unknown setting {name}={value!r}; {hint}(keywords: {', '.join(KEYWORDS)}; any other "
                               "setting as a gin binding in overrides, e.g. overrides=['NoiseConfig.sigma = 0.2'])")
+        for binding in KEYWORDS[name]:
+            earlier = set_by.setdefault(binding, (name, value))
+            if earlier[0] != name and _comparable(earlier[1]) != _comparable(value):
+                raise ConfigError(f"{earlier[0]}={earlier[1]!r} and {name}={value!r} both set {binding}; give one")
         bindings += [f"{binding} = {_literal(value)!r}" for binding in KEYWORDS[name]]
     return bindings
+
+
+def _comparable(value: Any) -> Any:
+    """``value`` as a literal with lists as tuples: ``[64, 64]`` and ``(64, 64)`` name the same setting."""
+    value = _literal(value)
+    return tuple(_comparable(v) for v in value) if isinstance(value, tuple | list) else value
 
 
 def _literal(value: Any) -> Any:

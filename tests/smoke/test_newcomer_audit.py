@@ -17,6 +17,7 @@ import polyak
 from polyak.checkpoint import steps_of
 from polyak.cli import main
 from polyak.errors import ConfigError
+from polyak.planning import keyword_bindings
 from polyak.run_dir import RunDir
 
 SETTINGS = {"max_env_steps": 400, "learning_starts": 100, "eval_interval": 200, "eval_episodes": 2,
@@ -109,3 +110,19 @@ def test_upgrade_of_a_file_says_it_is_a_file(tmp_path: Path, capsys: pytest.Capt
     module.write_text("")
     assert main(["upgrade", str(module)]) == 2
     assert f"{module} is a file, not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("settings", [{"total_timesteps": 1000, "max_env_steps": 2000},
+                                      {"net_arch": [64, 64], "hidden_sizes": (32,)},
+                                      {"learning_rate": 1e-4, "lr": 3e-3},
+                                      {"learning_starts": 1000, "start_steps": 500}])
+def test_two_names_for_one_setting_with_different_values_are_refused(settings: dict) -> None:
+    first, second = settings
+    with pytest.raises(ConfigError, match=rf"^{first}=.* and {second}=.* both set \S+; give one$"):
+        keyword_bindings(settings)
+
+
+def test_two_names_for_one_setting_that_agree_are_accepted() -> None:
+    bindings = keyword_bindings({"net_arch": [64, 64], "hidden_sizes": (64, 64), "total_timesteps": 1000,
+                                 "max_env_steps": 1000.0})
+    assert "TrainerConfig.max_env_steps = 1000" in bindings
