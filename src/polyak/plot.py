@@ -82,8 +82,8 @@ def read_run(run_dir: Path) -> RunCurve:
             elif row.get("kind") == "eval":
                 eval_steps.append(int(row["env_steps"]))
                 eval_scores.append(float(row["score"]))
-    if not episodes:
-        raise PolyakError(f"{run_dir} has no finished episodes to plot")
+    if not episodes and not eval_steps:
+        raise PolyakError(f"{run_dir} has no finished episodes or evaluations to plot yet")
     group, seed = _config_and_seed(run_dir)
     return RunCurve(run_dir.name, group, np.array(episodes), np.array(scores), np.array(windows), seed,
                     np.array(eval_steps, dtype=np.int64), np.array(eval_scores))
@@ -123,6 +123,9 @@ def _mean_band(axis, x: np.ndarray, ys: list[np.ndarray], colour: str, label: st
 
 
 def _plot_episodes(axis, members: list[RunCurve], colour: str, label: str) -> None:
+    members = [c for c in members if len(c.episodes)]  # a run on an env without a time limit may have none
+    if not members:
+        return
     for curve in members:
         axis.plot(curve.episodes, curve.scores, color=colour, alpha=0.15, linewidth=0.8)
         if len(members) > 1:
@@ -193,7 +196,11 @@ def plot_runs(run_dirs: list[Path], out: Path, threshold: float | None = None, t
         if threshold is not None:
             axis.axhline(threshold, color="black", linestyle="--", linewidth=1.2, label=f"solved at {threshold:g}")
         axis.grid(alpha=0.3)
-        axis.legend(loc="best", fontsize=9)
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(loc="best", fontsize=9)
+    if not any(len(c.episodes) for members in groups for c in members):
+        episodes_axis.text(0.5, 0.5, "no finished episodes yet\n(an env without a time limit?)",
+                           ha="center", va="center", transform=episodes_axis.transAxes)
     episodes_axis.set_xlabel("episode")
     episodes_axis.set_ylabel("score (faint: per episode; solid: moving window mean)")
     episodes_axis.set_title(title or "polyak learning curves")

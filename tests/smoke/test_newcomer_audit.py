@@ -11,6 +11,8 @@ import signal
 import stat
 from pathlib import Path
 
+import gymnasium as gym
+import numpy as np
 import pytest
 
 import polyak
@@ -126,3 +128,36 @@ def test_two_names_for_one_setting_that_agree_are_accepted() -> None:
     bindings = keyword_bindings({"net_arch": [64, 64], "hidden_sizes": (64, 64), "total_timesteps": 1000,
                                  "max_env_steps": 1000.0})
     assert "TrainerConfig.max_env_steps = 1000" in bindings
+
+
+class Endless(gym.Env):
+    """A point moved by its action, with no time limit and no end: training never finishes an episode."""
+
+    observation_space = gym.spaces.Box(-10.0, 10.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.position = np.zeros(2, np.float32)
+        return self.position, {}
+
+    def step(self, action):
+        self.position = np.clip(self.position + action, -10.0, 10.0).astype(np.float32)
+        return self.position, -float(np.linalg.norm(self.position)), False, False, {}
+
+
+def test_plot_draws_the_evaluations_of_a_run_that_never_finished_an_episode(tmp_path: Path, capsys) -> None:
+    run = polyak.train("pendulum", env=Endless(), run_dir=tmp_path / "endless", **SETTINGS,
+                       overrides=["TrainerConfig.eval_max_episode_steps = 20"])
+    assert run.summary["episodes"] == 0
+    out = tmp_path / "curves.png"
+    assert main(["plot", str(run.path), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(out.read_bytes()[16:20], "big") > 1100  # the evaluation panel beside the episodes'
+    assert "warning" not in capsys.readouterr().err.lower()
+
+
+def test_plot_of_a_run_with_neither_episodes_nor_evaluations_is_one_line(tmp_path: Path, capsys) -> None:
+    run = polyak.train("pendulum", env=Endless(), run_dir=tmp_path / "endless", **{**SETTINGS, "eval_interval": None})
+    assert main(["plot", str(run.path), "--out", str(tmp_path / "curves.png")]) == 2
+    assert "has no finished episodes or evaluations to plot yet" in capsys.readouterr().err
