@@ -146,10 +146,13 @@ class _Mp4Sink:
 
     def abandon(self) -> None:
         """After a failure: stop the encoder and remove the partial file (a no-op after :meth:`close`)."""
-        if self._writer is not None:
+        if self._writer is None:
+            return
+        writer, self._writer = self._writer, None
+        try:
             with contextlib.suppress(Exception):  # the failure being reported is the one that matters
-                self._writer.close()
-            self._writer = None
+                writer.close()
+        finally:  # a second Ctrl-C while the encoder stops must not leave the partial file
             self.path.unlink(missing_ok=True)
 
 

@@ -81,3 +81,36 @@ def test_a_failed_render_leaves_the_earlier_video_and_no_partial_file(tmp_path: 
         record_episode(CountingPolicy(fail_at=3), out, steps=10, width=64, height=48)
     assert out.read_bytes() == b"the earlier video"
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+
+
+class InterruptedPolicy(CountingPolicy):
+    """Ctrl-C on its fourth action."""
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if self.calls == 3:
+            raise KeyboardInterrupt
+        return super().__call__(obs)
+
+
+class SlowToStopWriter:
+    """An encoder that has started its file and is interrupted again (a second Ctrl-C) while it stops."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.write_bytes(b"half a video")
+
+    def append_data(self, frame: np.ndarray) -> None:
+        pass
+
+    def close(self) -> None:
+        raise KeyboardInterrupt
+
+
+def test_a_second_ctrl_c_while_the_encoder_stops_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(imageio, "get_writer", lambda path, **_: SlowToStopWriter(Path(path)))
+    out = tmp_path / "clip.mp4"
+    out.write_bytes(b"the earlier video")
+    with pytest.raises(KeyboardInterrupt):
+        record_episode(InterruptedPolicy(), out, steps=10, width=64, height=48)
+    assert out.read_bytes() == b"the earlier video"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4"]
