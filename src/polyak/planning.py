@@ -106,7 +106,9 @@ def plan_run(config: str | Path | None = None, bindings: Sequence[str] = (), *, 
     """
     bindings = [*bindings, *keyword_bindings(settings or {})]
     if config is not None and not isinstance(config, str | Path):  # polyak.train(gym.make(...)), as SB3's TD3(env)
-        if env is not None:
+        import gymnasium as gym
+
+        if env is not None or not (isinstance(config, gym.Env) or callable(config)):
             raise ConfigError(f"config must be a config name or a .gin file, got {type(config).__name__}")
         config, env = None, config
     if workers is not None:
@@ -153,8 +155,8 @@ def _plan_resume(run_path: Path, bindings: list[str], config: Any, seed: int | N
     with a budget above the env steps it ended at. ``env`` (an Env or a function) stands in for an env the run
     cannot make again."""
     if config is not None or seed is not None or run_dir is not None or algo is not None:
-        raise ConfigError("--resume uses the run's own config; do not combine it with --config, --algo, --seed, "
-                          "--run-dir")
+        raise ConfigError("resuming uses the run's own config; do not combine --resume (resume=) with --config, "
+                          "--algo, --seed or --run-dir (config=, algo=, seed=, run_dir=)")
     if isinstance(env, str):
         raise ConfigError("--resume keeps the run's env; do not combine it with --env")
     run = RunDir(run_path).require_resumable()

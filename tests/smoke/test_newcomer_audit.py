@@ -161,3 +161,11 @@ def test_plot_of_a_run_with_neither_episodes_nor_evaluations_is_one_line(tmp_pat
     run = polyak.train("pendulum", env=Endless(), run_dir=tmp_path / "endless", **{**SETTINGS, "eval_interval": None})
     assert main(["plot", str(run.path), "--out", str(tmp_path / "curves.png")]) == 2
     assert "has no finished episodes or evaluations to plot yet" in capsys.readouterr().err
+
+
+def test_api_mistakes_are_named_as_the_api_spells_them(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"config must be a config name or a \.gin file, got int"):
+        polyak.train(config=123)
+    run = polyak.train("pendulum", run_dir=tmp_path / "run", **SETTINGS)
+    with pytest.raises(ConfigError, match=r"do not combine --resume \(resume=\) with .* \(config=, algo=, seed="):
+        polyak.train(resume=run.path, seed=3)

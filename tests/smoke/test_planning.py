@@ -48,7 +48,7 @@ def test_resume_plans_from_the_runs_own_config(tmp_path):
     plan = plan_run(resume=run, bindings=["TrainerConfig.max_env_steps = 400"])
     assert plan.resume and plan.operative_config == "" and plan.configs.trainer.max_env_steps == 400
     assert plan.configs.trainer.start_steps == 100  # from the run's config.json, not the file's defaults
-    with pytest.raises(ConfigError, match="--resume uses the run's own config"):
+    with pytest.raises(ConfigError, match="resuming uses the run's own config"):
         plan_run("pendulum", resume=run)
 
 
