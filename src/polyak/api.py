@@ -102,8 +102,10 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     trainer, _ = open_trainer(plan, callback)
     summary = trainer.run()
     if summary.interrupted is not None:  # the call returns, so a script goes on: say so, as the command does
+        needs_env = plan.env_source is not None and not plan.env_source.rebuildable()
         print(f"polyak: stopped by {summary.interrupted} at {summary.env_steps} env steps; checkpoint saved. "
-              f"Resume with: polyak.train(resume={str(plan.run_dir)!r})", file=sys.stderr)
+              f"Resume with: polyak.train(resume={str(plan.run_dir)!r}{', env=<the same env>' if needs_env else ''})",
+              file=sys.stderr)
     return Run(plan.run_dir, plan.configs, dict(summary.__dict__))
 
 

@@ -12,14 +12,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from safetensors.torch import save_file
+from safetensors.torch import save
 
 from polyak import __version__
 from polyak.errors import ConfigError, PolyakError
@@ -87,13 +86,6 @@ def checkpoint_updates(checkpoint: Path) -> int | None:
         return None
 
 
-def with_default_mode(path: Path) -> None:
-    """Give ``path`` the permissions a newly created file gets under the process's umask (0644 under 022)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod(0o666 & ~umask)
-
-
 def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
                   formats: tuple[str, ...] = ("safetensors",), overwrite: bool = False,
                   warn: Callable[[str], None] = _warn) -> Path:
@@ -130,9 +122,9 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
                        "deterministic": True},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().cpu().contiguous() for k, v in policy.actor.state_dict().items()},
-              str(out_dir / ACTOR_FILE))
-    with_default_mode(out_dir / ACTOR_FILE)  # safetensors writes 0600: unreadable to those the agent is shared with
+    # written by us, not by safetensors' save_file (which makes the file 0600: unreadable to those it is shared with)
+    (out_dir / ACTOR_FILE).write_bytes(
+        save({k: v.detach().cpu().contiguous() for k, v in policy.actor.state_dict().items()}))
     target = RunDir(out_dir)
     shutil.copyfile(run.config_json, target.config_json)
     if run.config_gin.is_file():

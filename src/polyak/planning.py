@@ -107,8 +107,9 @@ def plan_run(config: str | Path | None = None, bindings: Sequence[str] = (), *, 
     bindings = [*bindings, *keyword_bindings(settings or {})]
     if config is not None and not isinstance(config, str | Path):  # polyak.train(gym.make(...)), as SB3's TD3(env)
         import gymnasium as gym
+        from gymnasium.vector import VectorEnv
 
-        if env is not None or not (isinstance(config, gym.Env) or callable(config)):
+        if env is not None or not (isinstance(config, gym.Env | VectorEnv) or callable(config)):
             raise ConfigError(f"config must be a config name or a .gin file, got {type(config).__name__}")
         config, env = None, config
     if workers is not None:
@@ -431,8 +432,9 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
         if not str(run_dir).strip():
             raise ConfigError("the run directory is empty; give a path (or leave it out: runs/<env>_<config>)")
         path = Path(run_dir)
-        inside = next((parent for parent in path.absolute().parents  # its configs and metrics: a run's own
-                       if RunDir(parent).config_json.is_file() and RunDir(parent).metrics.is_file()), None)
+        inside = next((parent for parent in Path(os.path.abspath(path)).parents  # '..' resolved; configs and
+                       if RunDir(parent).config_json.is_file() and RunDir(parent).metrics.is_file()),  # metrics
+                      None)
         if inside is not None:
             raise ConfigError(f"{path} is inside the run directory {inside}; choose a directory outside it")
         if (path / ACTOR_FILE).is_file():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,8 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
     """
     if out.suffix.lower() not in FORMATS:
         raise PolyakError(f"--out must end in {' or '.join(FORMATS)}, got {out.name!r}")
+    if out.is_dir():
+        raise PolyakError(f"--out {out} is a directory; give a file name such as {out / DEFAULT_NAME}")
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame (classic control) without a display
 
@@ -98,87 +101,119 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
         env.close()
         env = policy.make_env(render_mode="rgb_array", camera_name=TRACKING_CAMERA, **size)
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.stem}.partial{out.suffix}")
-    sink = _Mp4Sink(partial, fps) if out.suffix.lower() == ".mp4" else _GifSink(partial, fps)
+    partial = out.with_name(f".{out.stem}.{os.getpid()}.partial{out.suffix}")  # one per process: no collision
+    sink: _Sink = _Mp4Sink(partial, fps) if out.suffix.lower() == ".mp4" else _GifSink(partial, fps)
     try:
-        obs, _ = env.reset(seed=seed)
-        for step in range((time_limit(env) or EPISODE_CAP) if steps is None else steps):
-            if step % every == 0:
-                sink.add(first_frame(env.render()))
-            obs, _, terminated, truncated, _ = env.step(policy(obs))
-            if steps is None and (np.any(terminated) or np.any(truncated)):
-                break
-        sink.close()
-    except PolyakError:
-        raise
-    except gym.error.DependencyNotInstalled as error:
-        raise EnvError(f"rendering {policy.env_id} needs a package that is not installed: {error}") from None
-    except Exception as error:  # GL context creation failures surface as several exception types
-        raise PolyakError(f"rendering failed ({type(error).__name__}: {error}); headless rendering needs "
-                          "MUJOCO_GL=egl and the EGL libraries (libegl1)") from None
+        try:
+            obs, _ = env.reset(seed=seed)
+            for step in range((time_limit(env) or EPISODE_CAP) if steps is None else steps):
+                if step % every == 0:
+                    sink.add(first_frame(env.render()))
+                obs, _, terminated, truncated, _ = env.step(policy(obs))
+                if steps is None and (np.any(terminated) or np.any(truncated)):
+                    break
+        except PolyakError:
+            raise
+        except gym.error.DependencyNotInstalled as error:
+            raise EnvError(f"rendering {policy.env_id} needs a package that is not installed: {error}") from None
+        except Exception as error:  # GL context creation failures surface as several exception types
+            raise PolyakError(f"rendering failed ({type(error).__name__}: {error}); headless rendering needs "
+                              "MUJOCO_GL=egl and the EGL libraries (libegl1)") from None
+        finally:
+            env.close()
+        sink.deliver(out)
     finally:
-        env.close()
         sink.abandon()
-    os.replace(partial, out)
     return sink.frames
 
 
-class _Mp4Sink:
-    """Encodes each frame as it comes (imageio's ffmpeg writer): memory stays that of one frame."""
+class _Sink:
+    """Frames into a video at ``path`` (a file beside the one asked for), moved to its place by :meth:`deliver`;
+    :meth:`abandon` removes whatever did not get there. A failed write is one line naming the file."""
 
     def __init__(self, path: Path, fps: float) -> None:
         self.path, self.fps, self.frames = path, fps, 0
-        self._writer: Any = None
+        self._delivered = False
 
     def add(self, frame: np.ndarray) -> None:
+        with self._writing():
+            self._add(frame)
+        self.frames += 1
+
+    def deliver(self, out: Path) -> None:
+        """Finish the video and move it to ``out``."""
+        if not self.frames:
+            raise PolyakError("the episode gave no frame to write")
+        with self._writing():
+            self._finish()
+        try:
+            os.replace(self.path, out)
+        except OSError as error:
+            raise PolyakError(f"cannot write the video to {out}: {error.strerror or error}") from None
+        self._delivered = True
+
+    def abandon(self) -> None:
+        """After a failure (a no-op after :meth:`deliver`): stop writing and remove the partial file."""
+        if self._delivered:
+            return
+        try:
+            with contextlib.suppress(Exception):  # the failure being reported is the one that matters
+                self._stop()
+        finally:  # a second Ctrl-C while the encoder stops must not leave the partial file
+            self.path.unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as error:  # a full disk or a missing permission, not a rendering problem
+            raise PolyakError(f"cannot write the video to {self.path.parent}: {error.strerror or error}") from None
+
+    def _add(self, frame: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def _stop(self) -> None:
+        pass
+
+
+class _Mp4Sink(_Sink):
+    """Encodes each frame as it comes (imageio's ffmpeg writer): memory stays that of one frame."""
+
+    def __init__(self, path: Path, fps: float) -> None:
+        super().__init__(path, fps)
+        self._writer: Any = None
+
+    def _add(self, frame: np.ndarray) -> None:
         if self._writer is None:  # opened on the first frame, so a failed env start leaves no file
             import imageio
 
             self._writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=2)
         self._writer.append_data(frame)
-        self.frames += 1
 
-    def close(self) -> None:
-        if self._writer is None:
-            raise PolyakError("the episode gave no frame to write")
-        self._writer.close()
-        self._writer = None
-
-    def abandon(self) -> None:
-        """After a failure: stop the encoder and remove the partial file (a no-op after :meth:`close`)."""
-        if self._writer is None:
-            return
+    def _finish(self) -> None:
         writer, self._writer = self._writer, None
-        try:
-            with contextlib.suppress(Exception):  # the failure being reported is the one that matters
-                writer.close()
-        finally:  # a second Ctrl-C while the encoder stops must not leave the partial file
-            self.path.unlink(missing_ok=True)
+        writer.close()
+
+    def _stop(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
 
 
-class _GifSink:
-    """Keeps the frames and writes them at :meth:`close` (a GIF's palette is chosen over all its frames)."""
+class _GifSink(_Sink):
+    """Keeps the frames and writes them when the episode ends (a GIF's palette is chosen over all its frames)."""
 
     def __init__(self, path: Path, fps: float) -> None:
-        self.path, self.fps = path, fps
+        super().__init__(path, fps)
         self._frames: list[np.ndarray] = []
-        self._written = False
 
-    @property
-    def frames(self) -> int:
-        return len(self._frames)
-
-    def add(self, frame: np.ndarray) -> None:
+    def _add(self, frame: np.ndarray) -> None:
         self._frames.append(frame)
 
-    def close(self) -> None:
+    def _finish(self) -> None:
         import imageio.v3 as iio
 
-        if not self._frames:
-            raise PolyakError("the episode gave no frame to write")
         iio.imwrite(self.path, np.stack(self._frames), duration=1000.0 / self.fps, loop=0)
-        self._written = True
-
-    def abandon(self) -> None:
-        if not self._written:
-            self.path.unlink(missing_ok=True)

@@ -193,9 +193,13 @@ class Trainer:
         try:
             carry_on = self.on_evaluation(self.env_steps, self.progress.eval_scores[-1])
         except BaseException as error:
-            self._checkpoint(logger)  # the evaluation is logged: a resume goes on from here, not from the start
+            try:  # the evaluation is logged: a resume goes on from here, not from the start
+                self._checkpoint(logger)
+                saved = "a checkpoint was saved (resume the run to go on)"
+            except Exception as checkpoint_error:  # the callback's exception is the one to raise
+                saved = f"no checkpoint could be saved ({checkpoint_error})"
             logger.message(f"the evaluation callback raised {type(error).__name__} at {self.env_steps} env steps; "
-                           "a checkpoint was saved (resume the run to go on)")
+                           f"{saved}")
             raise
         if carry_on is False:
             logger.message(f"the evaluation callback stopped training at {self.env_steps} env steps")

@@ -18,8 +18,8 @@ import pytest
 import polyak
 from polyak.checkpoint import steps_of
 from polyak.cli import main
-from polyak.errors import ConfigError
-from polyak.planning import keyword_bindings
+from polyak.errors import ConfigError, EnvError
+from polyak.planning import keyword_bindings, plan_run
 from polyak.run_dir import RunDir
 
 SETTINGS = {"max_env_steps": 400, "learning_starts": 100, "eval_interval": 200, "eval_episodes": 2,
@@ -69,7 +69,7 @@ def test_an_empty_run_directory_is_refused(run_dir: str, tmp_path: Path, monkeyp
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_run_directory_inside_another_run_is_refused(tmp_path: Path) -> None:
+def test_a_run_directory_inside_another_run_is_refused(tmp_path: Path, monkeypatch) -> None:
     outer = polyak.train("pendulum", run_dir=tmp_path / "outer", **SETTINGS)
     inside = outer.path / "checkpoints" / "best" / "run"
     with pytest.raises(ConfigError, match=f"is inside the run directory {outer.path.absolute()}"):
@@ -77,6 +77,8 @@ def test_a_run_directory_inside_another_run_is_refused(tmp_path: Path) -> None:
     assert not inside.exists()
     beside = polyak.train("pendulum", run_dir=tmp_path / "beside", **SETTINGS)  # a sibling is fine
     assert beside.summary["env_steps"] == 400
+    monkeypatch.chdir(outer.path)  # '..' leaves the run: a sibling named from inside it is fine too
+    assert plan_run("pendulum", run_dir="../sibling").run_dir == Path("../sibling")
 
 
 def test_resume_hints_quote_a_path_with_a_space(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,6 +168,20 @@ def test_plot_of_a_run_with_neither_episodes_nor_evaluations_is_one_line(tmp_pat
 def test_api_mistakes_are_named_as_the_api_spells_them(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"config must be a config name or a \.gin file, got int"):
         polyak.train(config=123)
+    vector = gym.make_vec("Pendulum-v1", 2)
+    with pytest.raises(EnvError, match="polyak makes its own vector envs: pass one env"):
+        polyak.train(vector)
+    vector.close()
     run = polyak.train("pendulum", run_dir=tmp_path / "run", **SETTINGS)
     with pytest.raises(ConfigError, match=r"do not combine --resume \(resume=\) with .* \(config=, algo=, seed="):
         polyak.train(resume=run.path, seed=3)
+
+
+def test_the_resume_hint_asks_for_the_env_when_the_run_cannot_make_it_again(tmp_path: Path, capsys) -> None:
+    def press_ctrl_c(env_steps: int, score: float) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    run = polyak.train("pendulum", env=lambda: gym.make("Pendulum-v1"), run_dir=tmp_path / "run",
+                       callback=press_ctrl_c, **SETTINGS)
+    assert run.summary["interrupted"] == "SIGINT"
+    assert f"Resume with: polyak.train(resume={str(run.path)!r}, env=<the same env>)" in capsys.readouterr().err

@@ -114,3 +114,26 @@ def test_a_second_ctrl_c_while_the_encoder_stops_leaves_no_partial_file(tmp_path
         record_episode(InterruptedPolicy(), out, steps=10, width=64, height=48)
     assert out.read_bytes() == b"the earlier video"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4"]
+
+
+def test_an_out_that_is_a_directory_is_refused_before_the_episode(tmp_path: Path) -> None:
+    (tmp_path / "clip.mp4").mkdir()
+    policy = CountingPolicy()
+    with pytest.raises(PolyakError, match="is a directory; give a file name such as"):
+        record_episode(policy, tmp_path / "clip.mp4", steps=5, width=64, height=48)
+    assert policy.calls == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4"]
+
+
+class FullDiskWriter(SlowToStopWriter):
+    def append_data(self, frame: np.ndarray) -> None:
+        raise OSError(28, "No space left on device")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_write_that_fails_is_named_as_such_not_as_a_rendering_problem(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(imageio, "get_writer", lambda path, **_: FullDiskWriter(Path(path)))
+    with pytest.raises(PolyakError, match=r"^cannot write the video to .*: No space left on device$"):
+        record_episode(CountingPolicy(), tmp_path / "clip.mp4", steps=5, width=64, height=48)
+    assert list(tmp_path.iterdir()) == []
