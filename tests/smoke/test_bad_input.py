@@ -137,7 +137,7 @@ CASES = [
     ("resume: budget spent", lambda t, r: ["train", "--resume", str(r), "--gin-param",
                                            "TrainerConfig.max_env_steps=100"],
      "is already at 400 env steps, past TrainerConfig.max_env_steps = 100"),
-    ("resume with --seed", lambda t, r: ["train", "--resume", str(r), "--seed", "1"], "do not combine it"),
+    ("resume with --seed", lambda t, r: ["train", "--resume", str(r), "--seed", "1"], "do not combine --resume"),
     ("resume: missing dir", lambda t, r: ["train", "--resume", str(t / "nope")], "does not exist"),
     ("resume: not a run", lambda t, r: ["train", "--resume", _no_config(t)], "no config.json"),
     ("resume: no checkpoint", lambda t, r: ["train", "--resume", _no_checkpoint(t, r)], "no complete checkpoint"),
