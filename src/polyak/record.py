@@ -83,9 +83,10 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
     """Run the policy (no exploration) for ``steps`` env steps (default: one episode, cut at
     :data:`EPISODE_CAP` steps on an env without a time limit of its own) and write every ``every``-th frame.
 
-    An MP4 is encoded frame by frame as the episode runs, so its memory does not grow with the episode; a GIF is
-    written at the end (its palette is chosen over all frames). The video goes to a file beside ``out`` first and
-    replaces ``out`` only once it is whole: a render that fails leaves an earlier video at ``out`` as it was.
+    An MP4 is encoded frame by frame as the episode runs, so its memory does not grow with the episode; a GIF keeps
+    each frame as a palette image (a byte a pixel) and is written at the end. The video goes to a file beside
+    ``out`` first and replaces ``out`` only once it is whole: a render that fails leaves an earlier video at ``out``
+    as it was.
     Returns the number of frames written.
     """
     if out.suffix.lower() not in FORMATS:
@@ -204,16 +205,18 @@ class _Mp4Sink(_Sink):
 
 
 class _GifSink(_Sink):
-    """Keeps the frames and writes them when the episode ends (a GIF's palette is chosen over all its frames)."""
+    """Keeps the frames, each turned into its 256-colour palette image as it comes (what Pillow's GIF writer would
+    do to it at the end: one byte a pixel instead of three), and writes them when the episode ends."""
 
     def __init__(self, path: Path, fps: float) -> None:
         super().__init__(path, fps)
-        self._frames: list[np.ndarray] = []
+        self._frames: list[Any] = []
 
     def _add(self, frame: np.ndarray) -> None:
-        self._frames.append(frame)
+        from PIL import Image
+
+        self._frames.append(Image.fromarray(np.ascontiguousarray(frame)).convert("P", palette=Image.Palette.ADAPTIVE))
 
     def _finish(self) -> None:
-        import imageio.v3 as iio
-
-        iio.imwrite(self.path, np.stack(self._frames), duration=1000.0 / self.fps, loop=0)
+        first, *rest = self._frames
+        first.save(self.path, format="GIF", save_all=True, append_images=rest, duration=1000.0 / self.fps, loop=0)
