@@ -41,7 +41,7 @@ from polyak.ginconf import (
     parse_gin,
     resolve_config,
 )
-from polyak.run_dir import RunDir, unique_path
+from polyak.run_dir import RunDir, enclosing_run, unique_path
 from polyak.runlock import RunLock
 from polyak.seeding import check_seed
 
@@ -432,9 +432,7 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
         if not str(run_dir).strip():
             raise ConfigError("the run directory is empty; give a path (or leave it out: runs/<env>_<config>)")
         path = Path(run_dir)
-        inside = next((parent for parent in Path(os.path.abspath(path)).parents  # '..' resolved; configs and
-                       if RunDir(parent).config_json.is_file() and RunDir(parent).metrics.is_file()),  # metrics
-                      None)
+        inside = enclosing_run(path)
         if inside is not None:
             raise ConfigError(f"{path} is inside the run directory {inside}; choose a directory outside it")
         if (path / ACTOR_FILE).is_file():

@@ -17,6 +17,7 @@ Training, ``--resume``, ``test``, ``record``, ``export`` and ``plot`` reach thes
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,15 @@ def unique_path(path: Path) -> Path:
     while path.with_name(f"{path.name}_{index}").exists():
         index += 1
     return path.with_name(f"{path.name}_{index}")
+
+
+def enclosing_run(path: Path) -> Path | None:
+    """The nearest directory above ``path`` (``..`` resolved, symbolic links not followed) that a run started in:
+    it holds the run's ``config.json`` and ``metrics.csv``. None when there is none."""
+    for parent in Path(os.path.abspath(path)).parents:
+        if RunDir(parent).config_json.is_file() and RunDir(parent).metrics.is_file():
+            return parent
+    return None
 
 
 class RunDir:
