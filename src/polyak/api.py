@@ -73,7 +73,8 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     ``callback(env_steps, mean_score)`` is called after each evaluation; returning False stops training cleanly,
     as at the end of the budget (final checkpoint, ``summary.json``): early stopping, or Optuna pruning
     (``trial.report(score, env_steps); return not trial.should_prune()``). An exception it raises ends the run
-    without a summary, after a checkpoint at that evaluation (resume the run to go on).
+    without a summary, after a checkpoint at that evaluation (resume the run to go on; one whose evaluation
+    had reached ``eval_stop_score`` ends there).
 
     Ctrl-C (SIGINT) or SIGTERM ends training at the next step with a checkpoint, as in ``polyak train``; the call
     prints how to resume and returns the :class:`Run`, whose ``summary["interrupted"]`` names the signal (a loop

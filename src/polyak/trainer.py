@@ -140,6 +140,7 @@ class Trainer:
         self.metrics_bytes = 0
         self._stop_signal: str | None = None
         self._eval_pending = False  # a signal cut the evaluation due at these env steps short: redo it first
+        self._stop_due = False  # the newest evaluation reached eval_stop_score but the callback raised before the stop
         try:
             self.directory.create(operative_config, configs, env_source=source.to_json())
         except PolyakError:
@@ -193,6 +194,7 @@ class Trainer:
         try:
             carry_on = self.on_evaluation(self.env_steps, self.progress.eval_scores[-1])
         except BaseException as error:
+            self._stop_due = stop  # a resume then ends where this run would have, instead of training on
             try:  # the evaluation is logged: a resume goes on from here, not from the start
                 self._checkpoint(logger)
                 saved = "a checkpoint was saved (resume the run to go on)"
@@ -214,6 +216,7 @@ class Trainer:
             "trainer": {
                 **self.collector.state_dict(), **self.progress.state_dict(), "torch_rng": torch.get_rng_state(),
                 "elapsed": self.elapsed, "metrics_bytes": self.metrics_bytes, "eval_pending": self._eval_pending,
+                "stop_due": self._stop_due,
                 "metrics": {k: v.detach().cpu() for k, v in self.metrics.items()},
             },
         }
@@ -240,6 +243,7 @@ class Trainer:
             self.elapsed = float(trainer["elapsed"])
             self.metrics_bytes = int(trainer["metrics_bytes"])
             self._eval_pending = bool(trainer.get("eval_pending", False))
+            self._stop_due = bool(trainer.get("stop_due", False))  # absent before 2026-12-01
             self.metrics = {k: v.to(self.learner.device) for k, v in trainer["metrics"].items()}
             warnings = self.collector.load_state_dict(trainer)
         except (KeyError, TypeError) as error:
@@ -301,7 +305,7 @@ class Trainer:
         log = Every(cfg.log_interval, start)
         last_log_steps, last_log_time = start, time.perf_counter()
         redone = self._eval_pending and self.evaluator is not None and self._evaluate_and_log(logger)
-        stop = redone
+        stop = redone or self._resumed_at_stop(logger)
         while not stop and self.env_steps < cfg.max_env_steps and self._stop_signal is None:
             try:
                 step = self.collector.step()
@@ -339,6 +343,18 @@ class Trainer:
         self.elapsed = time.perf_counter() - started
         self._checkpoint(logger)
         return self.progress.summary(self.env_steps, self.learner.updates, self.elapsed, self._stop_signal)
+
+    def _resumed_at_stop(self, logger: Logger) -> bool:
+        """True when the checkpoint was saved at an evaluation that reached ``eval_stop_score`` (still reached under
+        the resumed config) and the evaluation callback raised before the run could stop."""
+        stop_score = self.configs.trainer.eval_stop_score
+        due = (self._stop_due and stop_score is not None and bool(self.progress.eval_scores)
+               and self.progress.eval_scores[-1] >= stop_score)
+        self._stop_due = False
+        if due:
+            logger.message(f"the evaluation at {self.env_steps} env steps had reached eval_stop_score "
+                           f"{stop_score}: the run ends there")
+        return due
 
     def _log_scalars(self, logger: Logger, env_steps_per_s: float) -> None:
         scalars: dict[str, Any] = {"time/env_steps_per_s": env_steps_per_s, "replay/size": len(self.replay),

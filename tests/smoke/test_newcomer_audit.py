@@ -44,6 +44,34 @@ def test_a_callback_that_raises_leaves_a_run_that_resumes_from_that_evaluation(t
     assert more.summary["env_steps"] == 600 and more.summary["interrupted"] is None
 
 
+def test_a_callback_that_raises_at_the_stopping_evaluation_leaves_a_run_whose_resume_ends_there(
+        tmp_path: Path) -> None:
+    def broken(env_steps: int, score: float) -> None:
+        raise CallbackBug("my callback's bug")
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(CallbackBug):  # any score reaches -1e9: the first evaluation decides to stop
+        polyak.train("pendulum", ["TrainerConfig.eval_stop_score = -1e9"], run_dir=run_dir, callback=broken,
+                     **SETTINGS)
+    assert steps_of(RunDir(run_dir).newest_checkpoint()) == 200
+    done = polyak.train(resume=run_dir)
+    assert done.summary["env_steps"] == 200 and done.summary["interrupted"] is None
+    assert done.summary["final_eval"] == done.summary["best_eval"]  # the one evaluation, not redone
+
+
+def test_a_resume_with_a_stop_score_no_longer_reached_trains_on(tmp_path: Path) -> None:
+    def broken(env_steps: int, score: float) -> None:
+        if env_steps == 200:
+            raise CallbackBug("my callback's bug")
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(CallbackBug):
+        polyak.train("pendulum", ["TrainerConfig.eval_stop_score = -1e9"], run_dir=run_dir, callback=broken,
+                     **SETTINGS)
+    more = polyak.train(overrides=["TrainerConfig.eval_stop_score = None"], resume=run_dir)
+    assert more.summary["env_steps"] == 400
+
+
 def test_a_callback_that_is_not_callable_is_refused_before_the_run(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"callback must be a function .* got int"):
         polyak.train("pendulum", run_dir=tmp_path / "run", callback=5, **SETTINGS)
