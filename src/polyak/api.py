@@ -5,6 +5,9 @@ Gin is parsed here (the edge) and cleared again, so no binding of one call reach
 
 from __future__ import annotations
 
+import math
+import numbers
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,9 +24,10 @@ if TYPE_CHECKING:
     from polyak.policy import Policy
 
 
-@dataclass(frozen=True)
+@dataclass
 class Run:
-    """A finished (or interrupted) training run: its directory, configs and summary."""
+    """A finished (or interrupted) training run: its directory, configs and summary (:meth:`train_more` brings
+    them up to date)."""
 
     path: Path
     configs: Configs
@@ -34,9 +38,21 @@ class Run:
         return load(self.path, checkpoint, device)
 
     def train_more(self, env_steps: int, **kwargs: Any) -> Run:
-        """Train this run ``env_steps`` further: :func:`train` with ``resume`` and a budget of the env steps it
-        ended at plus ``env_steps`` (``kwargs``: ``env=``, ``callback=``, ``threads=``, settings)."""
-        return train(resume=self.path, max_env_steps=int(self.summary["env_steps"]) + env_steps, **kwargs)
+        """Train this run ``env_steps`` further, as Stable-Baselines3's ``learn`` trains a model further: :func:`train`
+        with ``resume`` and a budget of the env steps of its newest checkpoint plus ``env_steps`` (``kwargs``:
+        ``env=``, ``callback=``, ``threads=``, settings). Updates this Run's ``configs`` and ``summary`` and returns
+        it, so calls can repeat."""
+        from polyak.checkpoint import steps_of
+        from polyak.run_dir import RunDir
+
+        whole = (isinstance(env_steps, numbers.Real) and not isinstance(env_steps, bool)
+                 and math.isfinite(env_steps) and env_steps == int(env_steps))
+        if not whole or env_steps < 1:
+            raise ConfigError(f"train_more(env_steps) must be a whole number of env steps >= 1, got {env_steps!r}")
+        reached = steps_of(RunDir(self.path).newest_checkpoint())
+        more = train(resume=self.path, max_env_steps=reached + int(env_steps), **kwargs)
+        self.configs, self.summary = more.configs, more.summary
+        return self
 
 
 def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_dir: str | Path | None = None,
@@ -120,6 +136,9 @@ def load(path: str | Path | None = None, checkpoint: str | None = "best", device
     """
     from polyak.playback import load_policy
 
+    if path is not None and not isinstance(path, str | os.PathLike):
+        raise ConfigError(f"load takes a run directory, a checkpoint or an exported agent as a path (or None: the "
+                          f"pretrained agent), got {type(path).__name__}")
     return load_policy(path, None if checkpoint == "best" else checkpoint, device)
 
 

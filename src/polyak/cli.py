@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -156,6 +157,14 @@ def score_line(scores: Sequence[float]) -> str:
     return f"mean score {mean:.2f}{spread} over {len(scores)} episode{'' if len(scores) == 1 else 's'}"
 
 
+def file_arg(out: str, example: str) -> str:
+    """``--out`` as given; one ending in a path separator names a directory, which a file option refuses (a Path
+    would drop the separator and write ``dir.png`` beside it)."""
+    if out.endswith(("/", os.sep)):
+        raise ConfigError(f"--out {out} names a directory; give a file name such as {Path(out) / example}")
+    return out
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     from polyak.playback import load_policy
     from polyak.record import default_video_path, record_episode
@@ -163,12 +172,14 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     if (args.steps is not None and args.steps < 1) or args.every < 1 or not 0 < args.fps < float("inf"):
         raise ConfigError("--steps and --every must be >= 1 and --fps > 0")
-    if args.width < 1 or args.height < 1:
-        raise ConfigError(f"--width and --height must be >= 1 pixel, got {args.width} x {args.height}")
+    if (args.width is not None and args.width < 1) or (args.height is not None and args.height < 1):
+        given = " and ".join(f"--{name} {value}" for name, value in (("width", args.width), ("height", args.height))
+                             if value is not None)
+        raise ConfigError(f"--width and --height must be >= 1 pixel, got {given}")
     check_seed(args.seed, "--seed")
     set_threads(args.threads, announce=False)
     run = _run_arg(args)
-    out = Path(args.out) if args.out is not None else default_video_path(run)
+    out = Path(file_arg(args.out, "video.mp4")) if args.out is not None else default_video_path(run)
     policy = load_policy(run, args.checkpoint, "cpu")
     frames = record_episode(policy, out, steps=args.steps, every=args.every, fps=args.fps,
                             seed=args.seed, width=args.width, height=args.height)
@@ -184,7 +195,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if not run_dir.is_dir():
             raise ConfigError(f"run directory {run_dir} {not_a_directory(run_dir)}")
     threshold = args.threshold if args.threshold is not None else RunDir(run_dirs[0]).solve_score()
-    out = plot_runs(run_dirs, Path(args.out) if args.out else default_plot_path(run_dirs), threshold, args.title)
+    out = plot_runs(run_dirs, Path(file_arg(args.out, "curves.png")) if args.out else default_plot_path(run_dirs),
+                    threshold, args.title)
     print(f"wrote {out}")
     return 0
 
@@ -357,8 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{TrainerConfig.eval_max_episode_steps} steps on an env without a time limit)")
     record.add_argument("--every", type=int, default=1, help="keep every n-th frame (default: 1)")
     record.add_argument("--fps", type=float, default=25.0, help="frames per second of the output")
-    record.add_argument("--width", type=int, default=480)
-    record.add_argument("--height", type=int, default=360)
+    record.add_argument("--width", type=int, help="frame width in pixels, for envs that take a size (MuJoCo's; "
+                        "default: 480)")
+    record.add_argument("--height", type=int, help="frame height in pixels (default: 360)")
     record.add_argument("--seed", type=int, default=0)
     _add_threads(record, TrainerConfig.threads, f"default: {TrainerConfig.threads}")
     record.set_defaults(handler=cmd_record)
@@ -406,6 +419,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def is_a_dependency(module: str | None) -> bool:
+    """Whether ``module`` belongs to one of the packages polyak requires (not to an extra, not to a user's env)."""
+    from importlib import metadata
+
+    if module is None:
+        return False
+    top = module.split(".")[0]
+    try:
+        requirements = metadata.requires("polyak") or []
+    except metadata.PackageNotFoundError:
+        return False
+    required = {re.split(r"[\s<>=!~;\[(]", r, maxsplit=1)[0].lower().replace("-", "_")
+                for r in requirements if "extra ==" not in r}
+    owners = {d.lower().replace("-", "_") for d in metadata.packages_distributions().get(top, [])}
+    return top.lower() in required or bool(owners & required)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -425,6 +455,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("polyak: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as error:  # a dependency missing from a broken install (extras have their own line)
+        if not is_a_dependency(error.name):
+            raise
+        print(f"polyak: error: a package polyak needs cannot be imported ({error}); reinstall polyak with its "
+              "dependencies", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as error:
+        from polyak.envs.gl_backend import backend_problem
+
+        if (problem := backend_problem(error)) is None:
+            raise
+        print(f"polyak: error: {problem}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 if __name__ == "__main__":

@@ -251,8 +251,9 @@ def read_config(directory: Path) -> tuple[Configs, ApexConfig | None]:
     if not path.exists() and not path.is_symlink():
         if (directory / "config.gin").is_file():
             raise CheckpointError(
-                f"{directory} was written by an older polyak (config.gin only, which is not loaded because gin "
-                f"runs code); if you trust it, convert it once with: polyak upgrade {directory}"
+                f"{directory} has no {CONFIG_FILE}, only config.gin (a run of an older polyak, or {CONFIG_FILE} was "
+                f"deleted), which is not loaded because gin runs code; if you trust it, rebuild {CONFIG_FILE} from "
+                f"it once with: polyak upgrade {directory}"
             )
         raise CheckpointError(f"{directory} is not a polyak run directory (no {CONFIG_FILE})")
     data = read_json(path, directory, MAX_CONFIG_BYTES)

@@ -86,6 +86,30 @@ def checkpoint_updates(checkpoint: Path) -> int | None:
         return None
 
 
+def checkpoint_record(run: RunDir, checkpoint: Path) -> dict[str, Any]:
+    """The env steps ``checkpoint`` was taken at and the evaluation score ``metrics.csv`` logged there (None when
+    either is unknown): what a model card can say about an export of a run that never wrote its summary."""
+    import csv
+
+    from polyak.checkpoint import META_FILE
+    from polyak.safe_files import read_json
+
+    try:
+        steps = read_json(checkpoint / META_FILE, checkpoint).get("meta", {}).get("env_steps")
+    except (PolyakError, AttributeError):
+        steps = None
+    score = None
+    if isinstance(steps, int) and run.metrics.is_file():
+        with open(run.metrics, newline="") as handle:
+            for row in csv.DictReader(handle):
+                try:
+                    if row.get("kind") == "eval" and int(row["env_steps"]) == steps:
+                        score = float(row["score"])
+                except (TypeError, ValueError):  # a row cut short by a kill
+                    continue
+    return {"env_steps": steps if isinstance(steps, int) else None, "eval_score": score}
+
+
 def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
                   formats: tuple[str, ...] = ("safetensors",), overwrite: bool = False,
                   warn: Callable[[str], None] = _warn) -> Path:
@@ -99,7 +123,7 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {unknown[0]!r}")
-    run = RunDir(run_dir).require()
+    run = RunDir(run_dir).require_run()
     _check_out(run, out_dir, overwrite)
     checkpoint_path = resolve_checkpoint(run, checkpoint)
     policy, actor_key = load_run_policy(run.path, checkpoint_path, "cpu")  # what evaluation ran (TD7: checkpoint)
@@ -117,7 +141,8 @@ def export_policy(run_dir: Path, out_dir: Path, checkpoint: str | None = None,
         "obs_dim": int(policy.observation_space.shape[0]), "action_dim": int(policy.action_space.shape[0]),
         "spaces": policy._spaces().to_json(),
         CHECKPOINT_KEY: None if policy.normalizer is None else policy.normalizer.to_json(),
-        "checkpoint": checkpoint_path.name, "actor": actor_key, "training_summary": summary,
+        "checkpoint": checkpoint_path.name, "checkpoint_record": checkpoint_record(run, checkpoint_path),
+        "actor": actor_key, "training_summary": summary,
         "evaluation": {"eval_episodes": configs.trainer.eval_episodes, "eval_interval": configs.trainer.eval_interval,
                        "deterministic": True},
     }

@@ -40,6 +40,10 @@ def _count(number: int, noun: str) -> str:
 def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) -> str:
     """Markdown with a Hugging Face style YAML header."""
     summary = info.get("training_summary") or {}
+    record = info.get("checkpoint_record") or {}  # absent in exports of polyak before 2026-12-01
+    unfinished = [] if summary else ["Training had not finished when this agent was exported (no summary.json: "
+                                     "interrupted, or still running); the scores above are those of the exported "
+                                     "checkpoint.", ""]
     evaluation = info["evaluation"]
     env_id, algo = info["env_id"], algorithm(configs)
     protocol = (f"mean return of {evaluation['eval_episodes']} episodes without exploration noise, new start "
@@ -81,7 +85,10 @@ def model_card(configs: Configs, info: dict[str, Any], name: str, onnx: bool) ->
         f"| best {configs.trainer.solve_window}-episode training mean | {_fmt(summary.get('best_window_mean'))} |",
         f"| env steps | {_fmt(summary.get('env_steps'))} |",
         f"| seed | {_fmt(summary.get('seed', configs.trainer.seed))} |",
+        f"| exported checkpoint: env steps | {_fmt(record.get('env_steps'))} |",
+        f"| exported checkpoint: evaluation score | {_fmt(record.get('eval_score'))} |",
         "",
+        *unfinished,
         f"Evaluation protocol: {protocol}.",
         "",
         "## Usage",

@@ -31,6 +31,7 @@ import gin
 
 from polyak.config import APEX_DEFAULTS, Algorithm, ApexConfig, Configs
 from polyak.config_json import plain, with_bindings
+from polyak.envs.factory import check_env_id
 from polyak.envs.source import EnvSource
 from polyak.errors import ConfigError, EnvError
 from polyak.ginconf import (
@@ -145,6 +146,8 @@ def plan_run(config: str | Path | None = None, bindings: Sequence[str] = (), *, 
         shadowed = _shadowed(bindings)
     finally:
         gin.clear_config()
+    if source is None:  # an unknown env id is the mistake to name, before the budget's
+        check_env_id(configs.trainer.env_id)
     warnings = [*_inherited(config_file, configs), *shadowed, *check_budget(configs)]
     path = _new_run_dir(configs, _config_label(config_file, configs), run_dir, seed, apex is not None)
     return RunPlan(configs, path, operative, apex=apex, env_source=source, warnings=tuple(warnings))

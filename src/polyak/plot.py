@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import sys
 from collections import defaultdict
@@ -68,20 +69,32 @@ def _group_key(run_dir: Path) -> str:
     return _config_and_seed(run_dir)[0]
 
 
+def _number(field: str) -> float:
+    """A score field of metrics.csv: empty when the value was NaN."""
+    return float(field) if field else math.nan
+
+
 def read_run(run_dir: Path) -> RunCurve:
     metrics = RunDir(run_dir).metrics
     if not metrics.is_file():
         raise PolyakError(f"{run_dir} has no metrics.csv (is it a polyak run directory?)")
     episodes, scores, windows, eval_steps, eval_scores = [], [], [], [], []
-    with open(metrics, newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row.get("kind") == "episode":
-                episodes.append(int(row["episode"]))
-                scores.append(float(row["score"]))
-                windows.append(float(row["window_mean"]))
-            elif row.get("kind") == "eval":
-                eval_steps.append(int(row["env_steps"]))
-                eval_scores.append(float(row["score"]))
+    text = metrics.read_text()
+    lines = text.splitlines()
+    cut_short = bool(text) and not text.endswith("\n")  # a kill (or the writer, now) stopped inside the last row
+    for row in csv.DictReader(lines[:-1] if cut_short else lines):
+        if None in row.values() or None in row:  # too few or too many fields: a damaged row
+            raise PolyakError(f"{metrics} is damaged: row {row} does not have the header's fields")
+        if row.get("kind") == "episode":
+            episodes.append(int(row["episode"]))
+            scores.append(_number(row["score"]))
+            windows.append(_number(row["window_mean"]))
+        elif row.get("kind") == "eval":
+            eval_steps.append(int(row["env_steps"]))
+            eval_scores.append(_number(row["score"]))
+    if cut_short:
+        _warn(f"{run_dir}: skipped the last row of metrics.csv, which is cut short (the run was killed while "
+              "writing it, or is writing it now)")
     if not episodes and not eval_steps:
         raise PolyakError(f"{run_dir} has no finished episodes or evaluations to plot yet")
     group, seed = _config_and_seed(run_dir)

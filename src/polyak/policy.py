@@ -98,8 +98,14 @@ class Policy:
         policy gives its mean action, so ``deterministic`` changes nothing.
         """
         del state, episode_start, deterministic
-        array = np.asarray(observation, dtype=np.float32)
         obs_dim = actor_obs_dim(self.actor)
+        try:
+            array = np.asarray(observation, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ConfigError(f"predict takes numbers: one observation of shape ({obs_dim},) or a batch of shape "
+                              f"(n, {obs_dim}), got {type(observation).__name__} {observation!r:.60}") from None
+        if np.isnan(array).any() or (self.normalizer is None and np.isinf(array).any()):  # the normalizer clips inf
+            raise ConfigError("predict got an observation holding NaN or Inf; its actions would be NaN")
         single = array.ndim == 1
         if array.shape[-1:] != (obs_dim,) or array.ndim not in (1, 2):
             raise ConfigError(f"predict takes one observation of shape ({obs_dim},) or a batch of shape "

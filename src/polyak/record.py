@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,14 @@ import numpy as np
 
 from polyak.config import TrainerConfig
 from polyak.envs.factory import resolve_env_id
+from polyak.envs.gl_backend import backend_problem
 from polyak.errors import EnvError, PolyakError
 from polyak.evaluation import time_limit
 from polyak.policy import Policy
 
 FORMATS = (".gif", ".mp4")
 DEFAULT_NAME = "video.mp4"
+DEFAULT_WIDTH, DEFAULT_HEIGHT = 480, 360  # pixels, for envs that take a size
 EPISODE_CAP = TrainerConfig.eval_max_episode_steps  # one recorded episode's steps on an env without a time limit
 TRACKING_CAMERA = "track"  # the camera Gymnasium's locomotion models define to follow the body
 
@@ -79,7 +82,7 @@ def first_frame(rendered: Any) -> np.ndarray:
 
 
 def record_episode(policy: Policy, out: Path, steps: int | None = None, every: int = 1, fps: float = 25.0,
-                   seed: int = 0, width: int = 480, height: int = 360) -> int:
+                   seed: int = 0, width: int | None = None, height: int | None = None) -> int:
     """Run the policy (no exploration) for ``steps`` env steps (default: one episode, cut at
     :data:`EPISODE_CAP` steps on an env without a time limit of its own) and write every ``every``-th frame.
 
@@ -96,7 +99,13 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame (classic control) without a display
 
-    size = {"width": width, "height": height} if accepts_size(policy.env_id) else {}
+    size = {}
+    if accepts_size(policy.env_id):
+        size = {"width": DEFAULT_WIDTH if width is None else width,
+                "height": DEFAULT_HEIGHT if height is None else height}
+    elif width is not None or height is not None:
+        print(f"polyak: warning: {policy.env_id} renders frames at a size of its own; --width and --height are "
+              "ignored", file=sys.stderr, flush=True)
     env = policy.make_env(render_mode="rgb_array", **size)  # as its run made it, or one line on what to pass
     if size and has_tracking_camera(env):
         env.close()
@@ -118,6 +127,8 @@ def record_episode(policy: Policy, out: Path, steps: int | None = None, every: i
         except gym.error.DependencyNotInstalled as error:
             raise EnvError(f"rendering {policy.env_id} needs a package that is not installed: {error}") from None
         except Exception as error:  # GL context creation failures surface as several exception types
+            if (problem := backend_problem(error)) is not None:
+                raise EnvError(problem) from None
             raise PolyakError(f"rendering failed ({type(error).__name__}: {error}); headless rendering needs "
                               "MUJOCO_GL=egl and the EGL libraries (libegl1)") from None
         finally:
@@ -168,7 +179,8 @@ class _Sink:
         try:
             yield
         except OSError as error:  # a full disk or a missing permission, not a rendering problem
-            raise PolyakError(f"cannot write the video to {self.path.parent}: {error.strerror or error}") from None
+            why = error.strerror or str(error).strip().splitlines()[0]  # imageio-ffmpeg appends ffmpeg's command
+            raise PolyakError(f"cannot write the video to {self.path.parent}: {why}") from None
 
     def _add(self, frame: np.ndarray) -> None:
         raise NotImplementedError
@@ -191,7 +203,8 @@ class _Mp4Sink(_Sink):
         if self._writer is None:  # opened on the first frame, so a failed env start leaves no file
             import imageio
 
-            self._writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=2)
+            self._writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=2,
+                                              ffmpeg_log_level="error")  # its errors only: the cause of ours
         self._writer.append_data(frame)
 
     def _finish(self) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from polyak.runlock import RunLock
 
 BEST = "best"
+EXPORTED_ACTOR_FILE = "actor.safetensors"  # the file that marks an exported agent
 
 
 def unique_path(path: Path) -> Path:
@@ -130,10 +131,18 @@ class RunDir:
             raise CheckpointError(f"{self.path} is not a polyak run directory (no config.json)")
         return self
 
+    def require_run(self) -> RunDir:
+        """This directory, if it holds a run, not an exported agent (which has no checkpoints to go on from)."""
+        self.require()
+        if (self.path / EXPORTED_ACTOR_FILE).is_file() and not self.checkpoints.is_dir():
+            raise CheckpointError(f"{self.path} is an exported agent, not a run: it has no checkpoints to train or "
+                                  "export from (polyak test, polyak record and polyak.load take it as it is)")
+        return self
+
     def require_resumable(self) -> RunDir:
         """This run, if training can continue it: an interrupted run, or a finished one (given a larger budget,
         which :func:`polyak.planning.plan_run` checks); never an Ape-X run."""
-        self.require()
+        self.require_run()
         if self.is_apex():
             raise CheckpointError(f"{self.path} is an Ape-X run (--workers); Ape-X runs cannot be resumed (their "
                                   "replay lives in Ray actors and is not checkpointed)")

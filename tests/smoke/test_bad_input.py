@@ -121,7 +121,7 @@ CASES = [
     ("record: negative seed", lambda t, r: ["record", str(r), "--out", str(t / "a.gif"), "--seed", "-1"],
      "--seed must be a whole number from 0"),
     ("record: zero width", lambda t, r: ["record", str(r), "--out", str(t / "a.gif"), "--width", "0"],
-     "--width and --height must be >= 1 pixel, got 0 x 360"),
+     "--width and --height must be >= 1 pixel, got --width 0"),
     ("unknown option", lambda t, r: ["train", "--lr", "3"], "unrecognized arguments: --lr 3"),
     ("test: zero episodes", lambda t, r: ["test", str(r), "--episodes", "0"], "--episodes must be >= 1"),
     ("record: bad format", lambda t, r: ["record", "--run-dir", str(r), "--out", str(t / "a.avi")],

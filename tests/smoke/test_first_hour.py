@@ -343,6 +343,11 @@ def test_the_evaluation_callback_stops_training_cleanly(tmp_path: Path) -> None:
     assert int(RunDir(run.path).newest_checkpoint().name.rsplit("_", 1)[-1]) == 200  # the final checkpoint
     more = run.train_more(200, callback=lambda steps, score: None)  # None goes on; the run continues to 400
     assert more.summary["env_steps"] == 400 and [s for s, _ in eval_rows(run.path)] == [200, 400]
+    assert more is run and run.configs.trainer.max_env_steps == 400  # the Run is brought up to date
+    run.train_more(200)  # and can go on again, as SB3's learn() can
+    assert run.summary["env_steps"] == 600 and [s for s, _ in eval_rows(run.path)] == [200, 400, 600]
+    with pytest.raises(ConfigError, match=r"whole number of env steps >= 1, got 0.5"):
+        run.train_more(0.5)
 
 
 # ------------------------------------------------------------------ 5. envs of one's own

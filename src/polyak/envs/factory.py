@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.wrappers.vector import RescaleAction
 
+from polyak.envs.gl_backend import backend_problem
 from polyak.errors import EnvError, PolyakError
 
 EnvMaker = Callable[[], gym.Env]
@@ -50,6 +51,11 @@ def resolve_env_id(env_id: str) -> str:
     return name
 
 
+def check_env_id(env_id: str) -> None:
+    """An EnvError when ``env_id`` names no registered env (its module imported first, as :func:`make_env` does)."""
+    _spec(resolve_env_id(env_id))
+
+
 def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
     try:
         return gym.spec(env_id)
@@ -86,8 +92,12 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
         raise EnvError(f"cannot create environment {env_id!r}: {error}") from None
     except TypeError as error:  # an unknown keyword argument
         raise EnvError(f"cannot create environment {env_id!r} with {kwargs}: {error}") from None
-    except ImportError as error:
-        raise EnvError(f"environment {env_id!r} needs a package that is not installed: {error}") from None
+    except (RuntimeError, AttributeError, ImportError) as error:
+        if (problem := backend_problem(error)) is not None:
+            raise EnvError(problem) from None
+        if isinstance(error, ImportError):
+            raise EnvError(f"environment {env_id!r} needs a package that is not installed: {error}") from None
+        raise
     return _checked(env, repr(env_id))
 
 
