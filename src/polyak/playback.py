@@ -195,14 +195,16 @@ def load_policy(source: str | Path | None, checkpoint: str | Path | None = None,
     pretrained agent (``None``)."""
     import polyak.envs  # noqa: F401 - registers polyak/UnityReacher-v0, so gym.make(policy.env_id) works
 
-    if source is None:
-        return load_policy_from_dir(pretrained_dir(), device)
+    if source is None or (Path(source) / ACTOR_FILE).is_file():
+        if checkpoint is not None and str(checkpoint) != BEST:  # an export's actor is its run's best, or chosen one
+            what = "the pretrained agent" if source is None else f"{source}, an exported agent,"
+            raise ConfigError(f"--checkpoint {checkpoint} needs a run directory: {what} holds one actor, no "
+                              "checkpoints")
+        return load_policy_from_dir(pretrained_dir() if source is None else Path(source), device)
     path = Path(source)
     if not path.is_dir():
         raise CheckpointError(f"{path} {not_a_directory(path)} (give a run directory, a checkpoint or an exported "
                               "agent)")
-    if (path / ACTOR_FILE).is_file():
-        return load_policy_from_dir(path, device)
     if is_checkpoint(path) and checkpoint is None:  # <run>/checkpoints/<name>
         return load_policy_from_run(path.parent.parent, path, device)
     return load_policy_from_run(path, checkpoint, device)

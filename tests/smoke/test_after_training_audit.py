@@ -190,3 +190,14 @@ def test_a_users_missing_module_is_not_blamed_on_polyaks_install() -> None:
 
     assert is_a_dependency("tensorboard.compat") and is_a_dependency("gin")
     assert not is_a_dependency("my_sim_backend") and not is_a_dependency("onnx") and not is_a_dependency(None)
+
+
+def test_a_checkpoint_asked_of_an_agent_without_checkpoints_is_refused(pendulum_run: Path, tmp_path: Path,
+                                                                       capsys) -> None:
+    assert main(["test", "--checkpoint", "newest"]) == 2
+    assert "--checkpoint newest needs a run directory: the pretrained agent holds one actor" in capsys.readouterr().err
+    agent = tmp_path / "agent"
+    assert main(["export", str(pendulum_run), "--out", str(agent)]) == 0
+    with pytest.raises(ConfigError, match="an exported agent, holds one actor, no checkpoints"):
+        polyak.load(agent, "newest")
+    assert polyak.load(agent).env_id == "Pendulum-v1"  # "best", the default, is what an export holds
