@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -89,8 +90,6 @@ def checkpoint_updates(checkpoint: Path) -> int | None:
 def checkpoint_record(run: RunDir, checkpoint: Path) -> dict[str, Any]:
     """The env steps ``checkpoint`` was taken at and the evaluation score ``metrics.csv`` logged there (None when
     either is unknown): what a model card can say about an export of a run that never wrote its summary."""
-    import csv
-
     from polyak.checkpoint import META_FILE
     from polyak.safe_files import read_json
 
@@ -98,15 +97,12 @@ def checkpoint_record(run: RunDir, checkpoint: Path) -> dict[str, Any]:
         steps = read_json(checkpoint / META_FILE, checkpoint).get("meta", {}).get("env_steps")
     except (PolyakError, AttributeError):
         steps = None
-    score = None
+    scores: list[str] = []
     if isinstance(steps, int) and run.metrics.is_file():
-        with open(run.metrics, newline="") as handle:
-            for row in csv.DictReader(handle):
-                try:
-                    if row.get("kind") == "eval" and int(row["env_steps"]) == steps:
-                        score = float(row["score"])
-                except (TypeError, ValueError):  # a row cut short by a kill
-                    continue
+        with contextlib.suppress(PolyakError):  # a damaged metrics.csv: the card lacks the score, the export goes on
+            scores = [row["score"] for row in run.metrics_rows()[0]
+                      if row["kind"] == "eval" and row["env_steps"] == str(steps) and row["score"]]
+    score = float(scores[-1]) if scores else None
     return {"env_steps": steps if isinstance(steps, int) else None, "eval_score": score}
 
 

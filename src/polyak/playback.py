@@ -22,7 +22,7 @@ from polyak.networks import Actor
 from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
 from polyak.normalization import ObservationNormalizer
 from polyak.policy import Policy, actor_obs_dim
-from polyak.run_dir import BEST, EXPORTED_ACTOR_FILE, RunDir
+from polyak.run_dir import ACTOR_FILE, BEST, RunDir
 from polyak.safe_files import load_tensors, read_json, require_finite
 from polyak.spaces import EnvSpaces
 
@@ -30,7 +30,6 @@ __all__ = ["ACTOR_FILE", "INFO_FILE", "Policy", "evaluate_policy", "load_policy"
 
 MAX_INFO_BYTES = 1 << 20
 PRETRAINED_NAME = "unity_reacher"
-ACTOR_FILE = EXPORTED_ACTOR_FILE
 INFO_FILE = "info.json"
 NEWEST = ("newest", "latest", "last")
 

@@ -7,7 +7,6 @@ the run's own (``TrainerConfig.seed``), so two runs of one seed count once, with
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
@@ -79,12 +78,8 @@ def read_run(run_dir: Path) -> RunCurve:
     if not metrics.is_file():
         raise PolyakError(f"{run_dir} has no metrics.csv (is it a polyak run directory?)")
     episodes, scores, windows, eval_steps, eval_scores = [], [], [], [], []
-    text = metrics.read_text()
-    lines = text.splitlines()
-    cut_short = bool(text) and not text.endswith("\n")  # a kill (or the writer, now) stopped inside the last row
-    for row in csv.DictReader(lines[:-1] if cut_short else lines):
-        if None in row.values() or None in row:  # too few or too many fields: a damaged row
-            raise PolyakError(f"{metrics} is damaged: row {row} does not have the header's fields")
+    rows, cut_short = RunDir(run_dir).metrics_rows()
+    for row in rows:
         if row.get("kind") == "episode":
             episodes.append(int(row["episode"]))
             scores.append(_number(row["score"]))

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from polyak.runlock import RunLock
 
 BEST = "best"
-EXPORTED_ACTOR_FILE = "actor.safetensors"  # the file that marks an exported agent
+ACTOR_FILE = "actor.safetensors"  # an exported agent's weights: the file that marks an export
 
 
 def unique_path(path: Path) -> Path:
@@ -134,7 +134,7 @@ class RunDir:
     def require_run(self) -> RunDir:
         """This directory, if it holds a run, not an exported agent (which has no checkpoints to go on from)."""
         self.require()
-        if (self.path / EXPORTED_ACTOR_FILE).is_file() and not self.checkpoints.is_dir():
+        if (self.path / ACTOR_FILE).is_file() and not self.checkpoints.is_dir():
             raise CheckpointError(f"{self.path} is an exported agent, not a run: it has no checkpoints to train or "
                                   "export from (polyak test, polyak record and polyak.load take it as it is)")
         return self
@@ -184,6 +184,20 @@ class RunDir:
         from polyak.safe_files import read_json
 
         return read_json(self.summary, self.path, 1 << 20) if self.summary.is_file() else {}
+
+    def metrics_rows(self) -> tuple[list[dict[str, str]], bool]:
+        """``metrics.csv``'s rows and whether its last row was cut short (left out: a kill, or the writer now, stopped
+        inside it); a PolyakError for a row without the header's fields."""
+        import csv
+
+        text = self.metrics.read_text()
+        lines = text.splitlines()
+        cut_short = bool(text) and not text.endswith("\n")
+        rows = list(csv.DictReader(lines[:-1] if cut_short else lines))
+        for row in rows:
+            if None in row.values() or None in row:  # too few or too many fields
+                raise PolyakError(f"{self.metrics} is damaged: row {row} does not have the header's fields")
+        return rows, cut_short
 
     def solve_score(self) -> float | None:
         """``TrainerConfig.solve_score`` as the run's config binds it (None when unbound)."""
