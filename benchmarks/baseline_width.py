@@ -14,6 +14,12 @@ sb3_crossq's at 512 (the goal's own test, at equal widths); the report gives rli
 beside it. Ant-v5 and Humanoid-v5 first: there the wider critic lifted the recommended row most, and on Ant-v5 the
 256-wide recommended row is behind sb3_crossq. Until a task has its 5 seeds, it is undecided there.
 
+Follow-up, written after the rule's verdict on the suite's seeds (HalfCheetah-v5 missed, 3.9% behind, probability of
+improvement 0.56 [0.16, 1.00]) and before any of its runs: is that shortfall more than seed luck? Both 512-wide arms
+train HalfCheetah-v5 on seeds 5-9 (sb3_crossq here, the recommended row with ``critic_width.py --taus``, read at the
+follow-up's pick). The report gives, beside the verdict and without changing it, the mean final return of each arm
+and rliable's probability of improvement over every seed both arms have; with fewer than the ten it says how many.
+
 The comparison leans polyak's way in one respect: the recommended row's actor-average rate was chosen among three on
 Ant-v5 seeds 0-1 and Humanoid-v5 seeds 0-2, which are among the seeds compared here; sb3_crossq gets no such choice.
 
