@@ -5,8 +5,6 @@ Gin is parsed here (the edge) and cleared again, so no binding of one call reach
 
 from __future__ import annotations
 
-import math
-import numbers
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -43,14 +41,14 @@ class Run:
         ``env=``, ``callback=``, ``threads=``, settings). Updates this Run's ``configs`` and ``summary`` and returns
         it, so calls can repeat."""
         from polyak.checkpoint import steps_of
+        from polyak.config import whole_number
         from polyak.run_dir import RunDir
 
-        whole = (isinstance(env_steps, numbers.Real) and not isinstance(env_steps, bool)
-                 and math.isfinite(env_steps) and env_steps == int(env_steps))
-        if not whole or env_steps < 1:
+        more_steps = whole_number(env_steps)
+        if more_steps is None or more_steps < 1:
             raise ConfigError(f"train_more(env_steps) must be a whole number of env steps >= 1, got {env_steps!r}")
         reached = steps_of(RunDir(self.path).newest_checkpoint())
-        more = train(resume=self.path, max_env_steps=reached + int(env_steps), **kwargs)
+        more = train(resume=self.path, max_env_steps=reached + more_steps, **kwargs)
         self.configs, self.summary = more.configs, more.summary
         return self
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import numbers
 import sys
 import types
 import typing
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gin
+import numpy as np
 
 from polyak.errors import ConfigError
 from polyak.seeding import MAX_SEED, SEED_RANGE
@@ -129,7 +131,7 @@ def _matches(value: Any, annotation: Any) -> bool:
     if annotation is float:
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if annotation is int:
-        return (isinstance(value, int) and not isinstance(value, bool)) or _whole_float(value)
+        return whole_number(value) is not None
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return isinstance(value, annotation) or value in {m.value for m in annotation}
     if isinstance(annotation, type):
@@ -137,9 +139,16 @@ def _matches(value: Any, annotation: Any) -> bool:
     return True
 
 
-def _whole_float(value: Any) -> bool:
-    """A float that is a whole number (``5e3``, ``1000.0``): accepted where an int is expected."""
-    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+def whole_number(value: Any) -> int | None:
+    """``value`` as an int where an int is expected: an int, a numpy integer or a float that is a whole number
+    (``5e3``, ``1000.0``); None for anything else (``True`` included)."""
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
 
 
 def _describe(annotation: Any) -> str:
@@ -178,8 +187,8 @@ def _coerce(value: Any, annotation: Any) -> Any:
         return annotation(value)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if annotation is int and _whole_float(value):
-        return int(value)
+    if annotation is int and not isinstance(value, int) and whole_number(value) is not None:
+        return whole_number(value)
     return value
 
 

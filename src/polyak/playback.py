@@ -15,7 +15,7 @@ from gymnasium.vector import VectorEnv
 
 from polyak.algorithms import build_actor, evaluation_actor_key
 from polyak.checkpoint import META_FILE, describe_mismatch, load_checkpoint
-from polyak.config import Configs, TrainerConfig
+from polyak.config import Configs, TrainerConfig, whole_number
 from polyak.errors import CheckpointError, ConfigError, not_a_directory
 from polyak.evaluation import cut_warning, never, run_episodes, time_limit
 from polyak.networks import Actor
@@ -254,10 +254,12 @@ def evaluate_policy(policy: Policy, env: str | gym.Env | VectorEnv, episodes: in
     with ``seed``; episodes of an env without a time limit are cut at ``max_episode_steps`` (one warning)."""
     from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+    count, cut = whole_number(episodes), whole_number(max_episode_steps)
+    if count is None or count < 1:
         raise ConfigError(f"n_episodes must be a whole number >= 1, got {episodes!r}")
-    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1:
+    if cut is None or cut < 1:
         raise ConfigError(f"max_episode_steps must be a whole number >= 1, got {max_episode_steps!r}")
+    episodes, max_episode_steps = count, cut
     cap = "polyak.evaluate's max_episode_steps"
     if isinstance(env, str):
         from polyak.envs import make_env

@@ -300,7 +300,13 @@ def test_polyak_evaluate_gives_mean_and_std_on_an_instance_a_vector_env_or_an_id
     pendulum = polyak.train("pendulum", seed=0, run_dir=envs_module / "pendulum", max_env_steps=300,
                             learning_starts=100, eval_interval=300, eval_episodes=1, hidden_sizes=(8,),
                             batch_size=16, progress_bar=False)
-    assert -2000 < polyak.evaluate(pendulum.load(), "Pendulum-v1", n_episodes=2, seed=0)[0] < 0
+    score = polyak.evaluate(pendulum.load(), "Pendulum-v1", n_episodes=2, seed=0)
+    assert -2000 < score[0] < 0
+    # counts as a numpy int or a whole float (2e0), as training settings take them: the same two episodes
+    assert polyak.evaluate(pendulum.load(), "Pendulum-v1", n_episodes=np.int64(2), seed=0) == score
+    assert polyak.evaluate(pendulum.load(), "Pendulum-v1", n_episodes=2.0, seed=0, max_episode_steps=1e3) == score
+    with pytest.raises(ConfigError, match=r"^n_episodes must be a whole number >= 1, got 2.5$"):
+        polyak.evaluate(pendulum.load(), "Pendulum-v1", n_episodes=2.5)
 
 
 def test_train_takes_sb3_style_keywords_and_whole_floats(tmp_path: Path) -> None:

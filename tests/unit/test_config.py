@@ -1,9 +1,18 @@
 """Config validation, coercion and gin scoping."""
 
 import gin
+import numpy as np
 import pytest
 
-from polyak.config import Activation, AgentConfig, NetworkConfig, NoiseConfig, ReplayConfig, TrainerConfig
+from polyak.config import (
+    Activation,
+    AgentConfig,
+    NetworkConfig,
+    NoiseConfig,
+    ReplayConfig,
+    TrainerConfig,
+    whole_number,
+)
 from polyak.errors import ConfigError
 from polyak.ginconf import build_configs_from_gin, parse_gin
 
@@ -66,3 +75,19 @@ def test_range_errors_show_enum_values_as_written_in_gin():
         ReplayConfig(initial_priority="td_error")
     first_line = str(caught.value).splitlines()[0]
     assert first_line.endswith("got 'td_error'") and "InitialPriority" not in first_line
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (5, 5), (np.int64(7), 7), (np.int32(-2), -2), (5e3, 5000), (1000.0, 1000), (np.float64(3.0), 3),
+    (2.5, None), (float("inf"), None), (float("nan"), None), (True, None), (np.bool_(True), None), ("5", None),
+    (None, None),
+])
+def test_whole_number_accepts_ints_numpy_ints_and_whole_floats_only(value, expected):
+    result = whole_number(value)
+    assert result == expected and (result is None or type(result) is int)
+
+
+def test_numpy_int_and_whole_float_settings_become_ints():
+    trainer = TrainerConfig(max_env_steps=np.int64(20_000), eval_interval=5e3)
+    assert (trainer.max_env_steps, trainer.eval_interval) == (20_000, 5_000)
+    assert type(trainer.max_env_steps) is int and type(trainer.eval_interval) is int
