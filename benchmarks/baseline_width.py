@@ -57,6 +57,7 @@ from suite_stats import probability_of_improvement
 
 STUDY = RESULTS / "baseline_width"
 FIRST_TASKS = ("Ant-v5", "Humanoid-v5")
+FOLLOW_UP_TASK, FOLLOW_UP_SEEDS = "HalfCheetah-v5", range(5, 10)
 
 
 def study_path(task: str, width: int, seed: int) -> Path:
@@ -112,6 +113,23 @@ def task_verdict(task: str, width: int, runs: list[dict[str, Any]]) -> dict[str,
     if len(paired) == asked:
         verdict["meets_goal"] = verdict["means"]["recommended"] >= verdict["means"]["wide"]
     return verdict
+
+
+def follow_up(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The follow-up's numbers on its task (module docstring): over every seed with both wide arms, the suite's
+    and the follow-up's, the mean final return of each arm and rliable's probability of improvement; None before
+    any follow-up seed has both."""
+    paired = [run for run in runs if run["recommended"] is not None]
+    done = [run["seed"] for run in paired if run["seed"] in FOLLOW_UP_SEEDS]
+    if not done:
+        return None
+    finals = {key: [run[key]["eval_returns"][-1] for run in paired] for key in ("wide", "recommended")}
+    rows = {key: {"final_returns": values} for key, values in finals.items()}
+    improvement = probability_of_improvement({"tasks": {FOLLOW_UP_TASK: {"rows": rows}}}, "recommended", "wide",
+                                             only=[FOLLOW_UP_TASK])
+    return {"seeds": [run["seed"] for run in paired], "done": done,
+            "owed": [seed for seed in FOLLOW_UP_SEEDS if seed not in done],
+            "means": {key: statistics.mean(values) for key, values in finals.items()}, "improvement": improvement}
 
 
 def critic_widths(task: str, results: Path = RESULTS) -> tuple[int, int] | None:
@@ -222,6 +240,15 @@ def report(width: int = 512) -> str:
         lines.append(f"| {task} | {verdict['seeds']} of {verdict['asked']} | {base} | "
                      f"{means['wide']:.1f} | {means['recommended']:.1f} | {improvement['probability']:.2f} "
                      f"[{improvement['ci'][0]:.2f}, {improvement['ci'][1]:.2f}] | {met[verdict['meets_goal']]} |")
+    extra = follow_up(by_task.get(FOLLOW_UP_TASK, []))
+    if extra is not None:
+        means, improvement = extra["means"], extra["improvement"]
+        owed = (f"; seeds {', '.join(map(str, extra['owed']))} still owed" if extra["owed"] else "")
+        lines += ["", f"Follow-up (module docstring; it does not change the verdict above): {FOLLOW_UP_TASK} over "
+                  f"the {len(extra['seeds'])} seeds with both {width}-wide arms ({', '.join(map(str, extra['seeds']))}"
+                  f"{owed}): mean final return {means['recommended']:.1f} for the recommended row against "
+                  f"{means['wide']:.1f} for {BASELINE_ROW}, probability of improvement "
+                  f"{improvement['probability']:.2f} [{improvement['ci'][0]:.2f}, {improvement['ci'][1]:.2f}]."]
     text = "\n".join(lines) + "\n"
     (STUDY.parent / "baseline_width.md").write_text(text)
     return text

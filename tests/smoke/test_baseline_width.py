@@ -50,14 +50,17 @@ def results(tmp_path, monkeypatch):
     return folder
 
 
-def add_seed(folder, seed: int, base: float, wide: float, recommended: float | None) -> None:
-    """Ant-v5 runs of one seed with flat curves at the given finals (the rerun's shipped curve far off its pick)."""
-    write(folder / "suite" / "ant" / f"sb3_crossq_seed_{seed}.json", result("Ant-v5", seed, [base] * 20))
-    write(folder / "baseline_width" / "ant" / f"sb3_crossq_w512_seed_{seed}.json",
-          result("Ant-v5", seed, [wide] * 20, critic_width=512))
+def add_seed(folder, seed: int, base: float | None, wide: float, recommended: float | None,
+             task: str = "Ant-v5") -> None:
+    """Runs of one seed with flat curves at the given finals (the rerun's shipped curve far off its pick)."""
+    stem = suite.TASKS[task].config_stem
+    if base is not None:
+        write(folder / "suite" / stem / f"sb3_crossq_seed_{seed}.json", result(task, seed, [base] * 20))
+    write(folder / "baseline_width" / stem / f"sb3_crossq_w512_seed_{seed}.json",
+          result(task, seed, [wide] * 20, critic_width=512))
     if recommended is not None:
-        write(folder / "critic_width_averaging" / "ant" / f"w512_seed_{seed}.json",
-              result("Ant-v5", seed, [1.0] * 20, averages={"0.0005": [recommended] * 20, "0.001": [2.0] * 20}))
+        write(folder / "critic_width_averaging" / stem / f"w512_seed_{seed}.json",
+              result(task, seed, [1.0] * 20, averages={"0.0005": [recommended] * 20, "0.001": [2.0] * 20}))
 
 
 def test_each_seed_is_paired_and_the_task_undecided_before_its_five_seeds(results):
@@ -211,3 +214,21 @@ def test_an_sb3_run_prints_each_evaluation_as_it_goes(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"InvertedPendulum-v5 sb3_crossq seed 0: 20 env steps, evaluated {result['eval_returns'][0]:.1f}" in out
     assert "seed 0: 40 env steps, evaluated" in out
+
+
+def test_the_halfcheetah_follow_up_reads_every_paired_seed_beside_the_verdict(results, monkeypatch):
+    monkeypatch.setattr(baseline_width, "SAMPLE_EFFICIENCY_TASKS", ("HalfCheetah-v5",))
+    for seed in range(5):
+        add_seed(results, seed, base=1000.0, wide=2000.0, recommended=1900.0, task="HalfCheetah-v5")
+    assert "Follow-up" not in baseline_width.report()  # none of its seeds yet
+    add_seed(results, 5, base=None, wide=1000.0, recommended=None, task="HalfCheetah-v5")
+    assert "Follow-up" not in baseline_width.report()  # seed 5 has one arm only
+    add_seed(results, 6, base=None, wide=1000.0, recommended=3000.0, task="HalfCheetah-v5")
+    text = baseline_width.report()
+    assert "| HalfCheetah-v5 | 5 of 5 | 1000.0 | 2000.0 | 1900.0 |" in text  # the verdict: seeds 0-4 only
+    assert "no (5.0% behind)" in text
+    # Seeds 0-4 and 6: means (5 * 1,900 + 3,000) / 6 = 2,083.3 and (5 * 2,000 + 1,000) / 6 = 1,833.3. Of the 36
+    # (recommended, sb3) pairs the recommended run wins 11: 3,000 beats all six, each 1,900 beats only 1,000.
+    assert ("HalfCheetah-v5 over the 6 seeds with both 512-wide arms (0, 1, 2, 3, 4, 6; seeds 5, 7, 8, 9 still "
+            "owed): mean final return 2083.3 for the recommended row against 1833.3 for sb3_crossq, probability "
+            "of improvement 0.31 [") in text
