@@ -50,7 +50,9 @@ class Checkpointer:
             try:
                 checkpoint = self.run_dir.newest_checkpoint()
             except CheckpointError:
-                raise CheckpointError(f"{self.run_dir} has no complete checkpoint to resume from") from None
+                raise CheckpointError(f"{self.run_dir} has no complete checkpoint to resume from (the run stopped "
+                                      "before its first); train again into another run directory or delete this "
+                                      "one") from None
         state, meta = load_checkpoint(checkpoint)
         for key in ("env_id", "obs_dim", "action_dim", "num_envs"):
             if key in meta and meta[key] != self.meta[key]:

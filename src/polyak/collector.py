@@ -16,6 +16,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from polyak.envs import final_observations
+from polyak.envs.checked import EnvOutputError
 from polyak.explorer import Explorer
 from polyak.normalization import ObservationNormalizer
 from polyak.scores import ScoreBoard
@@ -28,7 +29,13 @@ Sink = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.
 
 
 class EnvStepError(Exception):
-    """The env raised inside ``step``; ``__cause__`` holds its exception."""
+    """The env raised inside ``reset`` or ``step``; ``__cause__`` holds its exception."""
+
+
+def env_failure(error: Exception) -> EnvStepError:
+    """``error`` raised by the env, as an :class:`EnvStepError` whose message says what happened: polyak's own
+    check of the env's output (:mod:`polyak.envs.checked`) as it reads, anything else with its type."""
+    return EnvStepError(str(error) if isinstance(error, EnvOutputError) else f"{type(error).__name__}: {error}")
 
 
 @dataclass
@@ -73,7 +80,10 @@ class Collector:
         self.random_episode = random_until_episode_end and random_steps > 0  # random to the next episode end
 
     def _full_reset(self) -> np.ndarray:
-        obs, _ = self.env.reset(seed=reset_seed(self.env_seed, self.resets))
+        try:
+            obs, _ = self.env.reset(seed=reset_seed(self.env_seed, self.resets))
+        except Exception as error:
+            raise env_failure(error) from error
         self.history = [] if self.keep_history else None
         return obs
 
@@ -85,7 +95,8 @@ class Collector:
         return self.explorer.act(obs, explore=True)
 
     def step(self) -> Step:
-        """Act, step the env, store the transitions; raises :class:`EnvStepError` when the env fails."""
+        """Act, step the env, store the transitions; raises :class:`EnvStepError` when the env fails (its first
+        reset included)."""
         if self.obs is None:
             self.obs = self._full_reset()
         if self.normalizer is not None:
@@ -94,7 +105,7 @@ class Collector:
         try:
             next_obs, reward, terminated, truncated, info = self.env.step(action)
         except Exception as error:
-            raise EnvStepError(f"{type(error).__name__}: {error}") from error
+            raise env_failure(error) from error
         done = np.logical_or(terminated, truncated)
         self.sink(self.obs, action, reward, final_observations(next_obs, done, info), terminated, done)
         if self.history is not None:
@@ -106,7 +117,8 @@ class Collector:
         return Step(next_obs, reward, done)
 
     def end_step(self, step: Step) -> list[float]:
-        """Score finished episodes, restart their exploration, reset when every env is done.
+        """Score finished episodes, restart their exploration, reset when every env is done (an
+        :class:`EnvStepError` when that reset fails).
 
         Separate from :meth:`step` so a learning step can run in between: a parameter-noise
         explorer then re-perturbs the freshly updated actor.
@@ -158,9 +170,12 @@ class Collector:
             self._restart_episodes()
             return ["too many steps since the last reset to restore the environment exactly; "
                     "starting fresh episodes"]
-        obs, _ = self.env.reset(seed=reset_seed(self.env_seed, self.resets))
-        for action in history:
-            obs, *_ = self.env.step(action)
+        try:
+            obs, _ = self.env.reset(seed=reset_seed(self.env_seed, self.resets))
+            for action in history:
+                obs, *_ = self.env.step(action)
+        except Exception as error:
+            raise env_failure(error) from error
         self.history = list(history)
         self.obs = obs
         if not np.array_equal(obs, expected_obs):

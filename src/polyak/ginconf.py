@@ -133,6 +133,28 @@ def _unscoped(bindings: Sequence[str], config_text: str = "") -> str | None:
     return None
 
 
+NETWORK_SCOPES = ("actor", "critic")  # the only scopes build_configs reads, and only for NetworkConfig
+
+
+def _unread_scope() -> str | None:
+    """The first parsed binding under a scope polyak never reads (``actr/NetworkConfig.lr``, ``critic/AgentConfig.
+    gamma``), which gin would keep and apply nowhere, worded as an error. Gin has no public listing of what was
+    parsed, so this reads its parsed-bindings table."""
+    for (scope, selector), values in gin.config._CONFIG.items():
+        name = selector.rsplit(".", 1)[-1]
+        if not scope or selector == "gin.macro" or (name == "NetworkConfig" and scope in NETWORK_SCOPES):
+            continue
+        binding = f"{scope}/{name}.{next(iter(values), '...')}"
+        if name != "NetworkConfig":
+            return (f"binding {binding} has a scope, which polyak reads only for NetworkConfig (actor/ or critic/); "
+                    f"write {name}.{next(iter(values), '...')}")
+        close = difflib.get_close_matches(scope.rsplit("/", 1)[-1], NETWORK_SCOPES, n=1)
+        hint = f"; did you mean {close[0]}/?" if close else ""
+        return f"binding {binding} has the scope {scope!r}, which polyak never reads: NetworkConfig takes actor/ or " \
+               f"critic/ (neither: both networks){hint}"
+    return None
+
+
 def _not_literal(bindings: Sequence[str]) -> str | None:
     """The first binding whose value is not a Python literal (gin's 'malformed node' error)."""
     for binding in bindings:
@@ -210,6 +232,8 @@ def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
         raise
     except Exception as error:  # gin raises ValueError, SyntaxError, TokenError, ... for bad text
         raise ConfigError(f"invalid gin config: {_gin_message(error, bindings)}") from None
+    if (unread := _unread_scope()) is not None:
+        raise ConfigError(unread)
 
 
 def build_configs_from_gin() -> Configs:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import gin
 
+from polyak.checkpoint import complete_checkpoints
 from polyak.config import APEX_DEFAULTS, Algorithm, ApexConfig, Configs
 from polyak.config_json import plain, with_bindings
 from polyak.envs.factory import check_env_id
@@ -443,6 +444,10 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
         if path.is_dir():  # another process writing there is named as such (RunDirBusy), not as a finished run
             RunLock(path).acquire().release()
         if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():
+            if not complete_checkpoints(RunDir(path).checkpoints) and not RunDir(path).summary.exists():
+                raise ConfigError(f"run directory {path} holds a run that stopped before its first checkpoint, so "
+                                  f"nothing there can be resumed; choose another run directory or delete it "
+                                  f"(rm -r {shlex.quote(str(path))})")
             raise ConfigError(f"run directory {path} already holds a run; choose another run directory or "
                               f"continue it with: polyak train --resume {shlex.quote(str(path))}")
     else:

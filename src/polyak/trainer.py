@@ -11,6 +11,7 @@ schedule of :class:`~polyak.schedule.Every`. The trainer never computes a loss a
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import signal
 import threading
 import time
@@ -23,6 +24,7 @@ import numpy as np
 import torch
 
 from polyak.agent import Agent
+from polyak.checkpoint import steps_of
 from polyak.checkpointer import Checkpointer
 from polyak.collector import Collector, EnvStepError
 from polyak.config import Configs
@@ -246,6 +248,9 @@ class Trainer:
             self._stop_due = bool(trainer.get("stop_due", False))  # absent before 2026-12-01
             self.metrics = {k: v.to(self.learner.device) for k, v in trainer["metrics"].items()}
             warnings = self.collector.load_state_dict(trainer)
+        except EnvStepError as error:
+            raise PolyakError(f"environment {self.configs.trainer.env_id} failed while the run's env state was "
+                              f"rebuilt from checkpoint {checkpoint.name}: {error}; the checkpoint is kept") from None
         except (KeyError, TypeError) as error:
             raise CheckpointError(f"checkpoint {checkpoint} is incomplete (missing {error})") from None
         except (RuntimeError, ValueError) as error:
@@ -310,16 +315,15 @@ class Trainer:
             try:
                 step = self.collector.step()
             except EnvStepError as error:
-                self._checkpoint(logger)
-                raise PolyakError(
-                    f"environment {cfg.env_id} failed at env step {self.env_steps}: {error}; "
-                    "a checkpoint was saved (resume with --resume)"
-                ) from None
+                raise self._env_failed(error, logger) from None
             logger.advance(cfg.num_envs)
             can_learn = len(self.replay) >= self.configs.replay.min_size
             if learn.due(self.collector.iterations) and can_learn and not self.agent.trains_at_episode_ends:
                 self._learn()
-            recorded = self.collector.end_step(step)
+            try:
+                recorded = self.collector.end_step(step)
+            except EnvStepError as error:  # the reset after every copy's episode ended
+                raise self._env_failed(error, logger, keep=False) from None
             burst = self.agent.end_step(step.reward, step.done, can_learn)  # TD7's checkpoints (0 otherwise)
             if burst:
                 self._learn(burst)
@@ -343,6 +347,23 @@ class Trainer:
         self.elapsed = time.perf_counter() - started
         self._checkpoint(logger)
         return self.progress.summary(self.env_steps, self.learner.updates, self.elapsed, self._stop_signal)
+
+    def _env_failed(self, error: EnvStepError, logger: Logger, keep: bool = True) -> PolyakError:
+        """The error that ends a run whose env failed, after a checkpoint when ``keep`` and the run had trained
+        (a failure the env can get over, or that a fix of the env's code ends, then resumes from there)."""
+        what = f"environment {self.configs.trainer.env_id} failed after {self.env_steps:,} env steps: {error}"
+        try:
+            kept: int | None = steps_of(self.directory.newest_checkpoint())
+        except CheckpointError:
+            kept = None
+        resume = f"once the env is fixed: polyak train --resume {shlex.quote(str(self.directory.path))}"
+        if keep and self.env_steps > (kept or 0):
+            self._checkpoint(logger)
+            return PolyakError(f"{what}; a checkpoint was saved there ({resume})")
+        if kept is not None:
+            return PolyakError(f"{what}; the run's checkpoint at {kept:,} env steps is kept ({resume})")
+        return PolyakError(f"{what}; nothing was trained, so there is no checkpoint: fix the env and train again into "
+                           f"another run directory (or delete {shlex.quote(str(self.directory.path))})")
 
     def _resumed_at_stop(self, logger: Logger) -> bool:
         """True when the checkpoint was saved at an evaluation that reached ``eval_stop_score`` (still reached under

@@ -1,5 +1,7 @@
 """Config validation, coercion and gin scoping."""
 
+import re
+
 import gin
 import numpy as np
 import pytest
@@ -91,3 +93,21 @@ def test_numpy_int_and_whole_float_settings_become_ints():
     trainer = TrainerConfig(max_env_steps=np.int64(20_000), eval_interval=5e3)
     assert (trainer.max_env_steps, trainer.eval_interval) == (20_000, 5_000)
     assert type(trainer.max_env_steps) is int and type(trainer.eval_interval) is int
+
+
+@pytest.mark.parametrize(("bindings", "message"), [
+    (["actr/NetworkConfig.hidden_sizes = (8,)"], "binding actr/NetworkConfig.hidden_sizes has the scope 'actr', which "
+     "polyak never reads: NetworkConfig takes actor/ or critic/ (neither: both networks); did you mean actor/?"),
+    (["policy/NetworkConfig.lr = 1e-3"], "has the scope 'policy', which polyak never reads"),
+    (["critic/AgentConfig.gamma = 0.9"], "binding critic/AgentConfig.gamma has a scope, which polyak reads only for "
+     "NetworkConfig (actor/ or critic/); write AgentConfig.gamma"),
+])
+def test_a_scope_polyak_never_reads_is_refused_instead_of_applied_nowhere(bindings, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_gin(None, bindings)
+
+
+def test_actor_and_critic_scopes_and_macros_still_parse():
+    parse_gin(None, ["LR = 3e-4", "actor/NetworkConfig.lr = %LR", "critic/NetworkConfig.hidden_sizes = (8, 8)"])
+    configs = build_configs_from_gin()
+    assert (configs.actor.lr, configs.critic.hidden_sizes) == (3e-4, (8, 8))

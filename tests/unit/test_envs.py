@@ -6,6 +6,7 @@ import pytest
 from gymnasium.wrappers import DtypeObservation
 
 from polyak.envs import final_observations, make_env
+from polyak.envs.checked import EnvOutputError
 from polyak.envs.factory import vector_env_from
 from polyak.errors import EnvError
 
@@ -70,7 +71,11 @@ FLOAT_OBS, FLOAT_ACTIONS = gym.spaces.Box(-1.0, 1.0, (3,)), gym.spaces.Box(-1.0,
     (FLOAT_OBS, gym.spaces.Box(0, 5, (2,), np.int64), "has int64 actions; polyak needs a continuous Box of floats"),
     (gym.spaces.Box(0, 255, (3,), np.uint8), FLOAT_ACTIONS,
      "has uint8 observations; polyak needs floats: wrap the env in gymnasium.wrappers.DtypeObservation"),
-    (gym.spaces.Box(-1.0, 1.0, (2, 3)), FLOAT_ACTIONS, "needs a flat Box observation space"),
+    (gym.spaces.Box(-1.0, 1.0, (2, 3)), FLOAT_ACTIONS, "has observations of shape (2, 3); polyak needs a flat Box "
+     "(one dimension): wrap the env in gymnasium.wrappers.FlattenObservation(env)"),
+    (gym.spaces.Dict({"x": FLOAT_OBS}), FLOAT_ACTIONS, "has a Dict observation space; polyak needs a flat Box of "
+     "floats: wrap the env in gymnasium.wrappers.FlattenObservation(env)"),
+    (gym.spaces.Box(-1.0, 1.0, (0,)), FLOAT_ACTIONS, "has empty observations (shape (0,))"),
     (FLOAT_OBS, gym.spaces.Box(-np.inf, np.inf, (2,)), "has unbounded actions"),
 ])
 def test_spaces_polyak_cannot_train_on_are_refused_before_any_step(observation_space, action_space, message):
@@ -85,5 +90,63 @@ def test_integer_observations_train_once_wrapped_as_the_refusal_says():
     try:
         obs, _ = env.reset(seed=0)
         assert obs.dtype == np.float32 and env.single_observation_space.dtype == np.float32
+    finally:
+        env.close()
+
+
+class FaultyEnv(gym.Env):
+    """A 3-number observation, 2 actions; ``fault`` is returned from the first reset (``"reset"``) or as the
+    reward or observation of step ``at``."""
+
+    observation_space, action_space = FLOAT_OBS, FLOAT_ACTIONS
+
+    def __init__(self, where: str, fault, at: int = 3):
+        self.where, self.fault, self.at, self.steps = where, fault, at, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return (self.fault if self.where == "reset" else np.zeros(3, np.float32)), {}
+
+    def step(self, action):
+        self.steps += 1
+        bad = self.steps == self.at
+        obs = self.fault if bad and self.where == "obs" else np.zeros(3, np.float32)
+        return obs, (self.fault if bad and self.where == "reward" else 0.5), False, False, {}
+
+
+@pytest.mark.parametrize(("where", "fault", "message"), [
+    ("reset", np.zeros(7, np.float32), "reset() returned an observation of shape (7,); its observation space has "
+     "shape (3,)"),
+    ("reset", np.array([0.0, np.nan, 0.0]), "reset() returned an observation holding NaN or Inf"),
+    ("obs", np.zeros(9), "step() returned an observation of shape (9,); its observation space has shape (3,)"),
+    ("obs", np.array([0.0, np.inf, 0.0]), "step() returned an observation holding NaN or Inf"),
+    ("obs", np.array(["a", "b", "c"]), "step() returned an observation of dtype <U1; polyak needs numbers"),
+    ("reward", float("nan"), "step() returned a reward of nan"),
+    ("reward", np.float32("-inf"), "step() returned a reward of -inf"),
+    ("reward", None, "step() returned the reward None (NoneType); a reward is one number"),
+    ("reward", "x", "step() returned the reward 'x' (str); a reward is one number"),
+    ("reward", np.array([0.5]), "step() returned a reward of shape (1,) (ndarray); a reward is one number"),
+])
+def test_an_env_returning_what_polyak_cannot_train_on_is_named_at_that_call(where, fault, message):
+    env = vector_env_from(lambda: FaultyEnv(where, fault), 1, "'mine'")
+    try:
+        with pytest.raises(EnvOutputError) as info:
+            env.reset(seed=0)
+            for _ in range(5):
+                env.step(np.zeros((1, 2), np.float32))
+        assert str(info.value) == message
+        if where != "reset":
+            assert env.envs[0].unwrapped.steps == 3  # raised at the step that returned it, not later
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("reward", [1, np.float64(0.25), np.array(2.0), True, np.int32(-3)])
+def test_one_finite_number_of_any_numeric_type_is_a_reward(reward):
+    env = vector_env_from(lambda: FaultyEnv("reward", reward), 1, "'mine'")
+    try:
+        env.reset(seed=0)
+        rewards = [env.step(np.zeros((1, 2), np.float32))[1][0] for _ in range(4)]
+        assert rewards == [0.5, 0.5, float(reward), 0.5]
     finally:
         env.close()

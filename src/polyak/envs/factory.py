@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 from gymnasium.wrappers.vector import RescaleAction
 
+from polyak.envs.checked import CheckedOutputs
 from polyak.envs.gl_backend import backend_problem
 from polyak.errors import EnvError, PolyakError
 
@@ -48,19 +49,37 @@ def resolve_env_id(env_id: str) -> str:
     if not module or not name:
         raise EnvError(f"environment id {env_id!r} must be 'EnvId' or 'module:EnvId'")
     import_user_module(module, f"environment {env_id!r}")
+    if name not in gym.registry:
+        _refuse_entry_point(module, name)
     return name
+
+
+def _refuse_entry_point(module: str, name: str) -> None:
+    """An EnvError when ``module:name`` names an env class or function of the module (Gymnasium's entry-point
+    form) rather than an id the module registers: polyak needs the id, to make the env again for test and record."""
+    made_by = getattr(sys.modules.get(module), name, None)
+    if made_by is None or not callable(made_by):
+        return
+    kind = "class" if isinstance(made_by, type) else "function"
+    raise EnvError(f"environment id '{module}:{name}' names the {kind} {name} of {module}, not an env id it registers: "
+                   f"register it in {module}.py (gymnasium.register('{name}-v0', entry_point={name}, "
+                   f"max_episode_steps=...)) and give --env {module}:{name}-v0, or in Python pass "
+                   f"polyak.train(env={module}.{name})")
 
 
 def check_env_id(env_id: str) -> None:
     """An EnvError when ``env_id`` names no registered env (its module imported first, as :func:`make_env` does)."""
-    _spec(resolve_env_id(env_id))
+    _spec(resolve_env_id(env_id), given=env_id)
 
 
-def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
+def _spec(env_id: str, given: str) -> gym.envs.registration.EnvSpec:
+    """``env_id``'s spec; an EnvError naming the id as ``given`` (``module:EnvId`` or ``EnvId``) when unknown."""
     try:
         return gym.spec(env_id)
     except gym.error.Error as error:
-        raise EnvError(f"unknown environment id {env_id!r}: {error}") from None
+        hint = ("; an env that a module of yours registers is given as module:EnvId (polyak imports the module "
+                "first)" if ":" not in given else "")
+        raise EnvError(f"unknown environment id {env_id!r}: {error}{hint}") from None
 
 
 def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_kwargs: object) -> VectorEnv:
@@ -73,8 +92,8 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
     ``module:EnvId`` (the module is imported first). ``env_kwargs`` go to the env's constructor
     (``TrainerConfig.env_kwargs``, or ``width``/``height`` of rendered frames).
     """
-    env_id = resolve_env_id(env_id)
-    spec = _spec(env_id)
+    given, env_id = env_id, resolve_env_id(env_id)
+    spec = _spec(env_id, given)
     kwargs = dict(env_kwargs) if render_mode is None else {"render_mode": render_mode, **env_kwargs}
     try:
         env = None
@@ -86,7 +105,7 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
         if env is None:
             env = gym.make_vec(
                 env_id, num_envs=num_envs, vectorization_mode="sync",
-                vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kwargs,
+                vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, wrappers=[CheckedOutputs], **kwargs,
             )
     except gym.error.Error as error:
         raise EnvError(f"cannot create environment {env_id!r}: {error}") from None
@@ -105,7 +124,7 @@ def vector_env_from(make: EnvMaker, num_envs: int, name: str) -> VectorEnv:
     """``num_envs`` envs made by calling ``make`` (an env of the user's, wrappers included), stepped synchronously
     as :func:`make_env`'s: SAME_STEP autoreset, actions in [-1, 1]. ``name`` names the env in errors."""
     try:
-        env = SyncVectorEnv([make] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP)
+        env = SyncVectorEnv([lambda: CheckedOutputs(make())] * num_envs, autoreset_mode=AutoresetMode.SAME_STEP)
     except PolyakError:
         raise
     except Exception as error:  # whatever the user's constructor raises
@@ -140,8 +159,14 @@ def space_problem(action_space: gym.Space, observation_space: gym.Space) -> str 
         return f"has {action_space.dtype} actions; polyak needs a continuous Box of floats"
     if not (np.all(np.isfinite(action_space.low)) and np.all(np.isfinite(action_space.high))):
         return "has unbounded actions; polyak needs finite low/high bounds"
-    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
-        return "needs a flat Box observation space"
+    if not isinstance(observation_space, gym.spaces.Box):
+        return (f"has a {type(observation_space).__name__} observation space; polyak needs a flat Box of floats: "
+                "wrap the env in gymnasium.wrappers.FlattenObservation(env)")
+    if len(observation_space.shape) != 1:
+        return (f"has observations of shape {observation_space.shape}; polyak needs a flat Box (one dimension): "
+                "wrap the env in gymnasium.wrappers.FlattenObservation(env)")
+    if observation_space.shape[0] == 0:
+        return "has empty observations (shape (0,)); polyak needs at least one number to act on"
     if not np.issubdtype(observation_space.dtype, np.floating):
         return (f"has {observation_space.dtype} observations; polyak needs floats: wrap the env in "
                 "gymnasium.wrappers.DtypeObservation(env, np.float32)")
