@@ -77,11 +77,13 @@ def train(config: str | Path | Any = None, overrides: Sequence[str] = (), run_di
     ``total_timesteps``, ``learning_rate`` (both networks' ``NetworkConfig.lr``), ``buffer_size``
     (``ReplayConfig.capacity``), ``learning_starts`` (``start_steps`` and ``ReplayConfig.min_size``),
     ``train_freq``, ``gradient_steps``, ``batch_size``, ``tau``, ``gamma``, ``policy_delay``,
-    ``target_policy_noise``, ``target_noise_clip``, ``net_arch``, ``n_envs``, ``eval_freq``, ``n_eval_episodes``,
-    ``device`` (:data:`polyak.planning.KEYWORDS`). Whole floats (``5e3``) are accepted for whole-number settings.
+    ``target_policy_noise``, ``target_noise_clip``, ``net_arch`` (a list, or SB3's ``dict(pi=..., qf=...)``),
+    ``n_envs``, ``eval_freq``, ``n_eval_episodes``, ``device`` (:data:`polyak.planning.KEYWORDS`). Whole floats
+    (``5e3``) are accepted for whole-number settings.
 
     ``run_dir`` None: ``runs/<env>_<config>[_seed_N]`` (``_1``, ``_2`` ... when taken); a given ``run_dir`` that
-    already holds a run is refused. ``seed`` overrides every seed. ``threads`` sets torch's intra-op threads
+    already holds a run is refused. ``seed`` overrides every seed (None: the config's ``TrainerConfig.seed``, 0 in
+    every shipped config, not a random one as in SB3). ``threads`` sets torch's intra-op threads
     (``TrainerConfig.threads``, default 1; None: the config's value).
 
     ``callback(env_steps, mean_score)`` is called after each evaluation; returning False stops training cleanly,

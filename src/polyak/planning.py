@@ -225,7 +225,7 @@ def open_trainer(plan: RunPlan, on_evaluation: EvaluationCallback | None = None)
     trainer = Trainer(configs, run_dir, plan.operative_config, plan.env_source, on_evaluation)
     plan.warn()
     if not plan.resume:
-        return trainer, f"polyak: training {configs.trainer.env_id} into {run_dir}"
+        return trainer, f"polyak: training {configs.trainer.env_id} into {run_dir} (seed {configs.trainer.seed})"
     try:
         checkpoint = trainer.restore()  # refuses a budget below the run's env steps
         trainer.directory.write_configs(configs)
@@ -247,12 +247,51 @@ def keyword_bindings(settings: Mapping[str, Any]) -> list[str]:
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(f"unknown setting {name}={value!r}; {hint}(keywords: {', '.join(KEYWORDS)}; any other "
                               "setting as a gin binding in overrides, e.g. overrides=['NoiseConfig.sigma = 0.2'])")
-        for binding in KEYWORDS[name]:
-            earlier = set_by.setdefault(binding, (name, value))
-            if earlier[0] != name and _comparable(earlier[1]) != _comparable(value):
+        values = _sb3_form(name, value)
+        for binding, bound in values.items():
+            earlier = set_by.setdefault(binding, (name, bound))
+            if earlier[0] != name and _comparable(earlier[1]) != _comparable(bound):
                 raise ConfigError(f"{earlier[0]}={earlier[1]!r} and {name}={value!r} both set {binding}; give one")
-        bindings += [f"{binding} = {_literal(value)!r}" for binding in KEYWORDS[name]]
+        bindings += [f"{binding} = {_literal(bound)!r}" for binding, bound in values.items()]
     return bindings
+
+
+def _sb3_form(name: str, value: Any) -> dict[str, Any]:
+    """The binding -> value pairs keyword ``name`` sets, with Stable-Baselines3's own forms of a value read as SB3
+    means them (``net_arch=dict(pi=[64], qf=[256])``, ``train_freq=(4, "step")``); a ConfigError naming the
+    keyword for a form polyak has no equivalent of, and for a value that is not a plain literal."""
+    if name == "net_arch" and isinstance(value, dict):
+        if not value or set(value) - {"pi", "qf"}:
+            raise ConfigError(f"net_arch={value!r}: polyak takes a list of layer sizes for both networks or SB3's "
+                              "dict with 'pi' (the actor) and/or 'qf' (the critic)")
+        scope = {"pi": "actor", "qf": "critic"}
+        return {f"{scope[key]}/NetworkConfig.hidden_sizes": sizes for key, sizes in value.items()}
+    if name == "train_freq" and isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[1], str):
+        if value[1] != "step":
+            raise ConfigError(f"train_freq={tuple(value)!r}: polyak trains every N env steps (train_freq=N or "
+                              "(N, 'step')); SB3's training at episode ends has no equivalent")
+        value = value[0]
+    if name == "gradient_steps" and isinstance(value, int | float) and value < 0:
+        raise ConfigError(f"gradient_steps={value!r}: SB3's -1 (as many updates as env steps collected) has no "
+                          "setting of its own here; give the number of updates each time it trains (with "
+                          "train_freq=N, gradient_steps=N)")
+    if not _plain(_literal(value)):
+        raise ConfigError(f"{name}={value!r} is not a plain value: settings take numbers, strings, tuples, lists, "
+                          "dicts, True/False or None (a function or object, such as a schedule, cannot be saved "
+                          "in the run's config)")
+    return dict.fromkeys(KEYWORDS[name], value)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is what a gin binding can hold: None, a bool, number or string, or a tuple, list or dict
+    (string keys) of them."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, tuple | list):
+        return all(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
+    return False
 
 
 def _comparable(value: Any) -> Any:

@@ -31,7 +31,7 @@ from polyak.config import Configs
 from polyak.device import slow_precision
 from polyak.envs.source import EnvSource
 from polyak.errors import CheckpointError, ConfigError, PolyakError
-from polyak.evaluation import EvaluationStopped, never
+from polyak.evaluation import EvaluationStopped, never, time_limit
 from polyak.evaluator import Evaluator
 from polyak.logger import Logger
 from polyak.normalization import CHECKPOINT_KEY as NORMALIZER_KEY
@@ -286,6 +286,10 @@ class Trainer:
         cfg = self.configs.trainer
         if (slow := slow_precision(self.configs.agent, self.agent.learner.device)) is not None:
             print(f"polyak: warning: {slow}", flush=True)
+        if time_limit(self.collector.env) is None:
+            print(f"polyak: warning: environment {cfg.env_id} has no time limit (no max_episode_steps), so a training "
+                  "episode ends only when the env terminates it, and one that never does gives no episode scores: "
+                  "register the env with max_episode_steps or wrap it in gymnasium.wrappers.TimeLimit", flush=True)
         started = time.perf_counter() - self.elapsed
         self.directory.summary.unlink(missing_ok=True)  # a finished run trained further is unfinished until it ends
         try:

@@ -40,6 +40,7 @@ class Faulty(gym.Env):
 
 
 gym.register("Faulty-v0", entry_point=Faulty, max_episode_steps=50)
+gym.register("FaultyNoLimit-v0", entry_point=Faulty)
 '''
 
 TINY = ("--gin-param", "TrainerConfig.max_env_steps=400", "--gin-param", "TrainerConfig.start_steps=100",
@@ -118,3 +119,13 @@ def test_gymnasiums_entry_point_form_names_the_class_and_the_two_ways_to_give_it
                             "module first)"), unknown
     in_module = one_line(polyak("train", "--env", "faulty_envs:Nope-v0", "--run-dir", "run", cwd=envs_dir))
     assert "unknown environment id 'Nope-v0'" in in_module and "module:EnvId" not in in_module, in_module
+
+
+def test_training_on_an_env_without_a_time_limit_says_its_episodes_may_never_end(envs_dir):
+    run = polyak("train", "--env", "faulty_envs:FaultyNoLimit-v0", "--run-dir", "run", *TINY, cwd=envs_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert ("polyak: warning: environment faulty_envs:FaultyNoLimit-v0 has no time limit (no max_episode_steps), so "
+            "a training episode ends only when the env terminates it") in run.stdout, run.stdout
+    limited = polyak("train", "--env", "faulty_envs:Faulty-v0", "--run-dir", "limited", *TINY, cwd=envs_dir)
+    assert limited.returncode == 0 and "no time limit" not in limited.stdout, limited.stdout
+    assert "polyak: training faulty_envs:Faulty-v0 into limited (seed 0)" in limited.stdout
