@@ -206,13 +206,17 @@ class _Validated:
             annotation = hints[field.name]
             if not _matches(value, annotation):
                 raise ConfigError(
-                    f"{name}.{field.name} must be {_describe(annotation)}, got {value!r}"
+                    f"{name}.{field.name} must be {_describe(annotation)}, got {value!r}{self._hint(field.name, value)}"
                 )
             object.__setattr__(self, field.name, _coerce(value, annotation))
         self.validate()
 
     def validate(self) -> None:
         """Range checks; raise ConfigError with the binding's name."""
+
+    def _hint(self, field: str, value: Any) -> str:
+        """What to write instead of a ``value`` of the wrong kind for ``field`` ('' when nothing more to say)."""
+        return ""
 
     def _require(self, ok: bool, field: str, what: str) -> None:
         if not ok:
@@ -359,6 +363,12 @@ class AgentConfig(_Validated):
     precision: Precision = Precision.FLOAT32.value  # type: ignore[assignment]
     actor_objective: ActorObjective = ActorObjective.FIRST.value  # type: ignore[assignment]
     actor_average: float | None = None
+
+    def _hint(self, field: str, value: Any) -> str:
+        if field == "algorithm" and str(value).lower() == "td3":
+            return ("; TD3 is 'ddpg' with n_critics = 2, policy_delay = 2 and target policy smoothing "
+                    "(target_policy_noise), which --algo td3 or polyak.train(algo='td3') sets")
+        return ""
 
     def validate(self) -> None:
         self._require(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")

@@ -7,8 +7,10 @@ import contextlib
 import dataclasses
 import difflib
 import importlib.util  # noqa: F401  gin's `include` calls importlib.util without importing it (gin-config 0.5)
+import io
 import logging
 import re
+import tokenize
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -169,7 +171,17 @@ def _not_literal(bindings: Sequence[str]) -> str | None:
     return None
 
 
-def _gin_message(error: Exception, bindings: Sequence[str] = ()) -> str:
+def _balanced(text: str) -> bool:
+    """Whether ``text``'s brackets and quotes close (Python's tokenizer reads it to the end)."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(text).readline):
+            pass
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return True
+
+
+def _gin_message(error: Exception, bindings: Sequence[str] = (), config_file: Path | None = None) -> str:
     """One line for a gin error: what was wrong, where, and a suggestion for a misspelt name."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     if not lines:
@@ -181,7 +193,10 @@ def _gin_message(error: Exception, bindings: Sequence[str] = ()) -> str:
         return (f"a value{where} is not a Python literal; put strings in quotes "
                 "(TrainerConfig.env_id = 'Pendulum-v1') and write numbers, tuples, lists, dicts, True/False or None")
     if "EOF in multi-line statement" in first or "unterminated" in first.lower():
-        return "unbalanced brackets or quotes in a binding or the config file"
+        culprit = next((binding for binding in bindings if not _balanced(binding)), None)
+        where = f"in the binding {culprit.strip()!r}" if culprit is not None else (
+            f"in {config_file}" if config_file is not None else "in a binding or the config file")
+        return f"unbalanced brackets or quotes {where}"
     missing = re.search(r"Configurable '(\w+)' doesn't have a parameter named '(\w+)'", first)
     if missing:
         cls = _configurables().get(missing.group(1))
@@ -231,7 +246,7 @@ def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
     except ConfigError:
         raise
     except Exception as error:  # gin raises ValueError, SyntaxError, TokenError, ... for bad text
-        raise ConfigError(f"invalid gin config: {_gin_message(error, bindings)}") from None
+        raise ConfigError(f"invalid gin config: {_gin_message(error, bindings, config_file)}") from None
     if (unread := _unread_scope()) is not None:
         raise ConfigError(unread)
 

@@ -111,3 +111,21 @@ def test_actor_and_critic_scopes_and_macros_still_parse():
     parse_gin(None, ["LR = 3e-4", "actor/NetworkConfig.lr = %LR", "critic/NetworkConfig.hidden_sizes = (8, 8)"])
     configs = build_configs_from_gin()
     assert (configs.actor.lr, configs.critic.hidden_sizes) == (3e-4, (8, 8))
+
+
+def test_algorithm_td3_says_it_is_ddpg_with_td3s_switches():
+    parse_gin(None, ["AgentConfig.algorithm = 'td3'"])
+    with pytest.raises(ConfigError, match=re.escape("got 'td3'; TD3 is 'ddpg' with n_critics = 2, policy_delay = 2 "
+                                                    "and target policy smoothing (target_policy_noise), which --algo "
+                                                    "td3 or polyak.train(algo='td3') sets")):
+        build_configs_from_gin()
+
+
+def test_unbalanced_brackets_name_the_binding_or_the_file(tmp_path):
+    with pytest.raises(ConfigError, match=re.escape("unbalanced brackets or quotes in the binding "
+                                                    "'TrainerConfig.max_env_steps = (300'")):
+        parse_gin(None, ["TrainerConfig.seed = 1", "TrainerConfig.max_env_steps = (300"])
+    config = tmp_path / "mine.gin"
+    config.write_text("TrainerConfig.seed = 1\nTrainerConfig.max_env_steps = (300\n")
+    with pytest.raises(ConfigError, match=re.escape(f"unbalanced brackets or quotes in {config}")):
+        parse_gin(config, ["TrainerConfig.seed = 2"])

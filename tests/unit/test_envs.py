@@ -150,3 +150,19 @@ def test_one_finite_number_of_any_numeric_type_is_a_reward(reward):
         assert rewards == [0.5, 0.5, float(reward), 0.5]
     finally:
         env.close()
+
+
+class NoRender(FaultyEnv):
+    def __init__(self):
+        super().__init__("none", None)
+
+
+def test_an_env_that_cannot_render_says_so_when_a_recording_asks_it_to():
+    gym.register("polyak-test/NoRender-v0", entry_point=NoRender, max_episode_steps=5)
+    try:
+        with pytest.raises(EnvError, match=r"^environment 'polyak-test/NoRender-v0' cannot render: its constructor "
+                                           r"takes no render_mode"):
+            make_env("polyak-test/NoRender-v0", 1, render_mode="rgb_array")
+        make_env("polyak-test/NoRender-v0", 1).close()  # without rendering it is made
+    finally:
+        gym.registry.pop("polyak-test/NoRender-v0")

@@ -110,6 +110,9 @@ def make_env(env_id: str, num_envs: int, render_mode: str | None = None, **env_k
     except gym.error.Error as error:
         raise EnvError(f"cannot create environment {env_id!r}: {error}") from None
     except TypeError as error:  # an unknown keyword argument
+        if render_mode is not None and "render_mode" in str(error):
+            raise EnvError(f"environment {env_id!r} cannot render: its constructor takes no render_mode (Gymnasium "
+                           "envs that render take render_mode='rgb_array')") from None
         raise EnvError(f"cannot create environment {env_id!r} with {kwargs}: {error}") from None
     except (RuntimeError, AttributeError, ImportError) as error:
         if (problem := backend_problem(error)) is not None:
