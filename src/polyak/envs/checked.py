@@ -4,6 +4,7 @@ that diverged some steps later."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -19,6 +20,8 @@ class EnvOutputError(EnvError):
 def observation_problem(observation: Any, space: gym.spaces.Box) -> str | None:
     """What is wrong with ``observation`` for a flat Box ``space`` (the end of a sentence), or None."""
     values = np.asarray(observation)
+    if values.shape == space.shape and values.dtype.kind == "f" and np.isfinite(values).all():
+        return None  # the common case, checked first: this runs on every env step
     if values.shape != space.shape:
         return f"an observation of shape {values.shape}; its observation space has shape {space.shape}"
     if not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
@@ -30,6 +33,8 @@ def observation_problem(observation: Any, space: gym.spaces.Box) -> str | None:
 
 def reward_problem(reward: Any) -> str | None:
     """What is wrong with ``reward`` (the end of a sentence), or None: a reward is one finite number."""
+    if isinstance(reward, float) and math.isfinite(reward):
+        return None  # the common case, checked first
     value = np.asarray(reward)
     if value.shape != ():
         return f"a reward of shape {value.shape} ({type(reward).__name__}); a reward is one number"
