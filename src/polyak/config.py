@@ -146,7 +146,7 @@ def whole_number(value: Any) -> int | None:
         return None
     if isinstance(value, numbers.Integral):
         return int(value)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float | np.floating) and math.isfinite(value) and float(value).is_integer():
         return int(value)
     return None
 

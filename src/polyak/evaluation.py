@@ -47,11 +47,18 @@ def episode_shares(episodes: int, num_envs: int) -> np.ndarray:
 
 def time_limit(env: VectorEnv) -> int | None:
     """The env's own episode step limit: its spec's ``max_episode_steps`` (gymnasium's TimeLimit), else a
-    vector env's own ``max_episode_steps`` (polyak/UnityReacher-v0); None when it has none."""
+    vector env's own ``max_episode_steps`` (polyak/UnityReacher-v0), else that of a TimeLimit wrapping its copies
+    (``TimeLimit(MyEnv(), 200)``, which has no spec); None when it has none."""
     spec = getattr(env, "spec", None)
     limit = getattr(spec, "max_episode_steps", None)
     if limit is None:
         limit = getattr(env.unwrapped, "max_episode_steps", None)
+    copies = getattr(env.unwrapped, "envs", None)  # a SyncVectorEnv's: a TimeLimit of an env made without a spec
+    if limit is None and copies:
+        try:
+            limit = copies[0].get_wrapper_attr("_max_episode_steps")
+        except AttributeError:
+            limit = None
     return int(limit) if isinstance(limit, int | np.integer) and limit > 0 else None
 
 

@@ -192,7 +192,8 @@ def _gin_message(error: Exception, bindings: Sequence[str] = (), config_file: Pa
         where = f" in {culprit!r}" if culprit else ""
         return (f"a value{where} is not a Python literal; put strings in quotes "
                 "(TrainerConfig.env_id = 'Pendulum-v1') and write numbers, tuples, lists, dicts, True/False or None")
-    if "EOF in multi-line statement" in first or "unterminated" in first.lower():
+    unparsed = "Unable to parse value" in first and any(not _balanced(binding) for binding in bindings)
+    if unparsed or "EOF in multi-line statement" in first or "unterminated" in first.lower():
         culprit = next((binding for binding in bindings if not _balanced(binding)), None)
         where = f"in the binding {culprit.strip()!r}" if culprit is not None else (
             f"in {config_file}" if config_file is not None else "in a binding or the config file")

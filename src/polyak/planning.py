@@ -264,6 +264,8 @@ def _sb3_form(name: str, value: Any) -> dict[str, Any]:
         if not value or set(value) - {"pi", "qf"}:
             raise ConfigError(f"net_arch={value!r}: polyak takes a list of layer sizes for both networks or SB3's "
                               "dict with 'pi' (the actor) and/or 'qf' (the critic)")
+        if not _plain(_literal(list(value.values()))):
+            raise ConfigError(f"net_arch={value!r}: each of 'pi' and 'qf' takes a list of layer sizes")
         scope = {"pi": "actor", "qf": "critic"}
         return {f"{scope[key]}/NetworkConfig.hidden_sizes": sizes for key, sizes in value.items()}
     if name == "train_freq" and isinstance(value, tuple | list) and len(value) == 2 and isinstance(value[1], str):
@@ -271,6 +273,8 @@ def _sb3_form(name: str, value: Any) -> dict[str, Any]:
             raise ConfigError(f"train_freq={tuple(value)!r}: polyak trains every N env steps (train_freq=N or "
                               "(N, 'step')); SB3's training at episode ends has no equivalent")
         value = value[0]
+    if name == "device" and type(value).__name__ == "device":  # torch.device("cuda"), as SB3 takes it
+        value = str(value)
     if name == "gradient_steps" and isinstance(value, int | float) and value < 0:
         raise ConfigError(f"gradient_steps={value!r}: SB3's -1 (as many updates as env steps collected) has no "
                           "setting of its own here; give the number of updates each time it trains (with "

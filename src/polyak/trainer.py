@@ -29,6 +29,7 @@ from polyak.checkpointer import Checkpointer
 from polyak.collector import Collector, EnvStepError
 from polyak.config import Configs
 from polyak.device import slow_precision
+from polyak.envs.checked import EnvOutputError
 from polyak.envs.source import EnvSource
 from polyak.errors import CheckpointError, ConfigError, PolyakError
 from polyak.evaluation import EvaluationStopped, never, time_limit
@@ -190,6 +191,9 @@ class Trainer:
         except EvaluationStopped:  # a signal: the run checkpoints without it and a resume redoes it
             self._eval_pending = True
             return False
+        except EnvOutputError as error:  # the evaluation env's fault: checkpointed without it, as for a signal
+            self._eval_pending = True
+            raise self._env_failed(EnvStepError(str(error)), logger, during="evaluation") from None
         self._eval_pending = False
         if self.on_evaluation is None:
             return stop
@@ -288,8 +292,9 @@ class Trainer:
             print(f"polyak: warning: {slow}", flush=True)
         if time_limit(self.collector.env) is None:
             print(f"polyak: warning: environment {cfg.env_id} has no time limit (no max_episode_steps), so a training "
-                  "episode ends only when the env terminates it, and one that never does gives no episode scores: "
-                  "register the env with max_episode_steps or wrap it in gymnasium.wrappers.TimeLimit", flush=True)
+                  "episode ends only when the env itself ends it, and if it never does the run gives no episode "
+                  "scores: register the env with max_episode_steps or wrap it in gymnasium.wrappers.TimeLimit",
+                  flush=True)
         started = time.perf_counter() - self.elapsed
         self.directory.summary.unlink(missing_ok=True)  # a finished run trained further is unfinished until it ends
         try:
@@ -352,10 +357,12 @@ class Trainer:
         self._checkpoint(logger)
         return self.progress.summary(self.env_steps, self.learner.updates, self.elapsed, self._stop_signal)
 
-    def _env_failed(self, error: EnvStepError, logger: Logger, keep: bool = True) -> PolyakError:
-        """The error that ends a run whose env failed, after a checkpoint when ``keep`` and the run had trained
-        (a failure the env can get over, or that a fix of the env's code ends, then resumes from there)."""
-        what = f"environment {self.configs.trainer.env_id} failed after {self.env_steps:,} env steps: {error}"
+    def _env_failed(self, error: EnvStepError, logger: Logger, keep: bool = True, during: str = "") -> PolyakError:
+        """The error that ends a run whose env failed (``during`` an evaluation: its evaluation env), after a
+        checkpoint when ``keep`` and the run had trained (a failure the env can get over, or that a fix of the env's
+        code ends, then resumes from there)."""
+        env = f"environment {self.configs.trainer.env_id}" + (f" ({during})" if during else "")
+        what = f"{env} failed after {self.env_steps:,} env steps: {error}"
         try:
             kept: int | None = steps_of(self.directory.newest_checkpoint())
         except CheckpointError:
@@ -366,8 +373,9 @@ class Trainer:
             return PolyakError(f"{what}; a checkpoint was saved there ({resume})")
         if kept is not None:
             return PolyakError(f"{what}; the run's checkpoint at {kept:,} env steps is kept ({resume})")
-        return PolyakError(f"{what}; nothing was trained, so there is no checkpoint: fix the env and train again into "
-                           f"another run directory (or delete {shlex.quote(str(self.directory.path))})")
+        done = "nothing was trained" if self.env_steps == 0 else "this failure left no state to save"
+        return PolyakError(f"{what}; {done}, so there is no checkpoint: fix the env and train again into another "
+                           f"run directory (or delete {shlex.quote(str(self.directory.path))})")
 
     def _resumed_at_stop(self, logger: Logger) -> bool:
         """True when the checkpoint was saved at an evaluation that reached ``eval_stop_score`` (still reached under

@@ -21,12 +21,21 @@ class Faulty(gym.Env):
     observation_space = gym.spaces.Box(-10.0, 10.0, (3,), np.float32)
     action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
 
+    made = 0  # instances so far: the training env is the first, the evaluation env the second
+
     def __init__(self, fault="none", at=150):
-        self.fault, self.at, self.steps = fault, at, 0
+        self.fault, self.at, self.steps, self.seeded_resets = fault, at, 0, 0
+        Faulty.made += 1
+        if fault == "eval_nan_reward" and Faulty.made != 2:
+            self.fault = "none"
+        self.fault = {"eval_nan_reward": "nan_reward"}.get(self.fault, self.fault)
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
+        self.seeded_resets += seed is not None
         self.x = self.np_random.uniform(-1, 1, 3).astype(np.float32)
+        if self.fault == "second_seeded_reset_nan" and self.seeded_resets == 2:
+            self.x[0] = np.nan
         return (np.zeros(7, np.float32) if self.fault == "reset_shape" else self.x), {}
 
     def step(self, action):
@@ -125,7 +134,20 @@ def test_training_on_an_env_without_a_time_limit_says_its_episodes_may_never_end
     run = polyak("train", "--env", "faulty_envs:FaultyNoLimit-v0", "--run-dir", "run", *TINY, cwd=envs_dir)
     assert run.returncode == 0, run.stderr[-3000:]
     assert ("polyak: warning: environment faulty_envs:FaultyNoLimit-v0 has no time limit (no max_episode_steps), so "
-            "a training episode ends only when the env terminates it") in run.stdout, run.stdout
+            "a training episode ends only when the env itself ends it") in run.stdout, run.stdout
     limited = polyak("train", "--env", "faulty_envs:Faulty-v0", "--run-dir", "limited", *TINY, cwd=envs_dir)
     assert limited.returncode == 0 and "no time limit" not in limited.stdout, limited.stdout
     assert "polyak: training faulty_envs:Faulty-v0 into limited (seed 0)" in limited.stdout
+
+
+def test_a_bad_value_from_the_evaluation_env_is_named_and_the_run_keeps_its_training(envs_dir):
+    line = one_line(train(envs_dir, "run", "eval_nan_reward", 30))  # its 30th step: in the first evaluation
+    assert ("environment faulty_envs:Faulty-v0 (evaluation) failed after 200 env steps: step() returned a reward "
+            "of nan; a checkpoint was saved there") in line, line
+    assert (envs_dir / "run" / "checkpoints" / "step_000000000200").is_dir()
+
+
+def test_a_failed_reset_between_episodes_says_what_was_lost(envs_dir):
+    line = one_line(train(envs_dir, "run", "second_seeded_reset_nan"))  # polyak's reset after episode 1 (50 steps)
+    assert ("failed after 50 env steps: reset() returned an observation holding NaN or Inf; this failure left no "
+            "state to save, so there is no checkpoint") in line, line

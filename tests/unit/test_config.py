@@ -81,6 +81,7 @@ def test_range_errors_show_enum_values_as_written_in_gin():
 
 @pytest.mark.parametrize(("value", "expected"), [
     (5, 5), (np.int64(7), 7), (np.int32(-2), -2), (5e3, 5000), (1000.0, 1000), (np.float64(3.0), 3),
+    (np.float32(2.0), 2), (np.float32(2.5), None),
     (2.5, None), (float("inf"), None), (float("nan"), None), (True, None), (np.bool_(True), None), ("5", None),
     (None, None),
 ])

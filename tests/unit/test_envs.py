@@ -120,11 +120,12 @@ class FaultyEnv(gym.Env):
     ("reset", np.array([0.0, np.nan, 0.0]), "reset() returned an observation holding NaN or Inf"),
     ("obs", np.zeros(9), "step() returned an observation of shape (9,); its observation space has shape (3,)"),
     ("obs", np.array([0.0, np.inf, 0.0]), "step() returned an observation holding NaN or Inf"),
-    ("obs", np.array(["a", "b", "c"]), "step() returned an observation of dtype <U1; polyak needs numbers"),
+    ("obs", np.array(["a", "b", "c"]), "step() returned an observation of dtype <U1; polyak needs real numbers"),
     ("reward", float("nan"), "step() returned a reward of nan"),
     ("reward", np.float32("-inf"), "step() returned a reward of -inf"),
-    ("reward", None, "step() returned the reward None (NoneType); a reward is one number"),
-    ("reward", "x", "step() returned the reward 'x' (str); a reward is one number"),
+    ("reward", None, "step() returned the reward None (NoneType); a reward is one real number"),
+    ("reward", "x", "step() returned the reward 'x' (str); a reward is one real number"),
+    ("reward", 1 + 0j, "step() returned the reward (1+0j) (complex); a reward is one real number"),
     ("reward", np.array([0.5]), "step() returned a reward of shape (1,) (ndarray); a reward is one number"),
 ])
 def test_an_env_returning_what_polyak_cannot_train_on_is_named_at_that_call(where, fault, message):
@@ -166,3 +167,29 @@ def test_an_env_that_cannot_render_says_so_when_a_recording_asks_it_to():
         make_env("polyak-test/NoRender-v0", 1).close()  # without rendering it is made
     finally:
         gym.registry.pop("polyak-test/NoRender-v0")
+
+
+@pytest.mark.parametrize("observation", [np.array([1, 2, 3], np.int64), np.array([True, False, True]),
+                                         np.zeros(3, np.float16), [0.0, 1.0, 2.0]])
+def test_observations_of_real_numbers_of_any_dtype_pass_the_check(observation):
+    env = vector_env_from(lambda: FaultyEnv("obs", observation), 1, "'mine'")
+    try:
+        env.reset(seed=0)
+        for _ in range(4):
+            env.step(np.zeros((1, 2), np.float32))
+    finally:
+        env.close()
+
+
+def test_a_time_limit_wrapping_an_env_made_without_a_spec_is_the_envs_limit():
+    from gymnasium.wrappers import TimeLimit
+
+    from polyak.evaluation import time_limit
+
+    limited = vector_env_from(lambda: TimeLimit(FaultyEnv("none", None), 50), 1, "'mine'")
+    bare = vector_env_from(lambda: FaultyEnv("none", None), 1, "'mine'")
+    try:
+        assert (time_limit(limited), time_limit(bare)) == (50, None)
+    finally:
+        limited.close()
+        bare.close()

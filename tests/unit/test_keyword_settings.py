@@ -4,6 +4,7 @@ same thing, one line naming the keyword where it does not."""
 import re
 
 import pytest
+import torch
 
 from polyak.errors import ConfigError
 from polyak.planning import keyword_bindings
@@ -17,6 +18,7 @@ from polyak.planning import keyword_bindings
                               "critic/NetworkConfig.hidden_sizes = [64, 64]"]),
     ({"train_freq": (4, "step")}, ["TrainerConfig.learn_every = 4"]),
     ({"train_freq": 2}, ["TrainerConfig.learn_every = 2"]),
+    ({"device": torch.device("cpu")}, ["AgentConfig.device = 'cpu'"]),
 ])
 def test_sb3_forms_polyak_has_are_read_as_sb3_means_them(settings, bindings):
     assert keyword_bindings(settings) == bindings
@@ -29,6 +31,7 @@ def test_sb3_forms_polyak_has_are_read_as_sb3_means_them(settings, bindings):
     ({"gradient_steps": -1}, "gradient_steps=-1: SB3's -1 (as many updates as env steps collected) has no setting"),
     ({"net_arch": {"pi": [8], "vf": [8]}}, "net_arch={'pi': [8], 'vf': [8]}: polyak takes a list of layer sizes"),
     ({"env_kwargs": {"size": object()}}, "env_kwargs={'size': <object object"),
+    ({"net_arch": {"pi": object()}}, "each of 'pi' and 'qf' takes a list of layer sizes"),
 ])
 def test_sb3_forms_polyak_has_not_are_one_line_naming_the_keyword(settings, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

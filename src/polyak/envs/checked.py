@@ -12,6 +12,8 @@ import numpy as np
 
 from polyak.errors import EnvError
 
+REAL_KINDS = "biuf"  # numpy dtype kinds of bools, ints, unsigned ints and floats: not complex, str or object
+
 
 class EnvOutputError(EnvError):
     """An env returned something polyak cannot train on: the message says what, and from which call."""
@@ -24,8 +26,8 @@ def observation_problem(observation: Any, space: gym.spaces.Box) -> str | None:
         return None  # the common case, checked first: this runs on every env step
     if values.shape != space.shape:
         return f"an observation of shape {values.shape}; its observation space has shape {space.shape}"
-    if not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_):
-        return f"an observation of dtype {values.dtype}; polyak needs numbers"
+    if values.dtype.kind not in REAL_KINDS:
+        return f"an observation of dtype {values.dtype}; polyak needs real numbers"
     if not np.all(np.isfinite(values)):
         return "an observation holding NaN or Inf"
     return None
@@ -38,8 +40,8 @@ def reward_problem(reward: Any) -> str | None:
     value = np.asarray(reward)
     if value.shape != ():
         return f"a reward of shape {value.shape} ({type(reward).__name__}); a reward is one number"
-    if not (np.issubdtype(value.dtype, np.number) or value.dtype == np.bool_):
-        return f"the reward {reward!r} ({type(reward).__name__}); a reward is one number"
+    if value.dtype.kind not in REAL_KINDS:
+        return f"the reward {reward!r} ({type(reward).__name__}); a reward is one real number"
     if not np.isfinite(value):
         return f"a reward of {value.item()}"
     return None
