@@ -35,6 +35,11 @@ class Run:
         """The run's policy (see :func:`load`)."""
         return load(self.path, checkpoint, device)
 
+    def export(self, out: str | os.PathLike[str], checkpoint: str | None = "best", onnx: bool = False,
+               overwrite: bool = False) -> Path:
+        """Save the run's actor alone for sharing (see :func:`export`)."""
+        return export(self.path, out, checkpoint, onnx, overwrite)
+
     def train_more(self, env_steps: int, **kwargs: Any) -> Run:
         """Train this run ``env_steps`` further, as Stable-Baselines3's ``learn`` trains a model further: :func:`train`
         with ``resume`` and a budget of the env steps of its newest checkpoint plus ``env_steps`` (``kwargs``:
@@ -140,6 +145,23 @@ def load(path: str | Path | None = None, checkpoint: str | None = "best", device
         raise ConfigError(f"load takes a run directory, a checkpoint or an exported agent as a path (or None: the "
                           f"pretrained agent), got {type(path).__name__}")
     return load_policy(path, None if checkpoint == "best" else checkpoint, device)
+
+
+def export(run: str | os.PathLike[str], out: str | os.PathLike[str], checkpoint: str | None = "best",
+           onnx: bool = False, overwrite: bool = False) -> Path:
+    """Write ``run``'s actor (its ``checkpoint``: ``"best"``, the newest when the run never evaluated;
+    ``"newest"``; or a checkpoint directory) to ``out`` with its config, spaces, observation statistics and a model
+    card, as ``polyak export`` does and as SB3's ``model.save`` is used to share a model: :func:`load` reads it back
+    without the run. ``onnx``: also ``policy.onnx`` (``pip install 'polyak[onnx]'``). ``out`` must be new or empty,
+    or an earlier export with ``overwrite``. Returns ``out``."""
+    from polyak.exporter import export_policy
+
+    for name, value in (("run", run), ("out", out)):
+        if not isinstance(value, str | os.PathLike):
+            raise ConfigError(f"export takes {name} as a path, got {type(value).__name__}")
+    formats = ("safetensors", "onnx") if onnx else ("safetensors",)
+    return export_policy(Path(run), Path(out), None if checkpoint == "best" else checkpoint, formats,
+                         overwrite=overwrite)
 
 
 def evaluate(policy: Policy, env: str | gym.Env | VectorEnv | None = None, n_episodes: int = 10,

@@ -238,7 +238,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from polyak.export import export_policy
+    from polyak.exporter import export_policy
 
     run = _run_arg(args, required=True)
     formats = ("safetensors", "onnx") if args.format == "onnx" else ("safetensors",)

@@ -168,7 +168,7 @@ def read_info(directory: Path) -> dict[str, Any]:
 
 
 def load_policy_from_dir(directory: Path, device: str = "cpu") -> Policy:
-    """A policy exported by :func:`polyak.export.export_policy` (the shipped pretrained agent is one)."""
+    """A policy exported by :func:`polyak.exporter.export_policy` (the shipped pretrained agent is one)."""
     for required in (ACTOR_FILE, INFO_FILE):
         if not (directory / required).is_file():
             raise CheckpointError(f"{directory} is not an exported policy (no {required})")

@@ -201,3 +201,16 @@ def test_a_checkpoint_asked_of_an_agent_without_checkpoints_is_refused(pendulum_
     with pytest.raises(ConfigError, match="an exported agent, holds one actor, no checkpoints"):
         polyak.load(agent, "newest")
     assert polyak.load(agent).env_id == "Pendulum-v1"  # "best", the default, is what an export holds
+
+
+def test_an_agent_is_exported_from_python_as_polyak_export_writes_it(pendulum_run: Path, tmp_path: Path) -> None:
+    """SB3 users share a model with model.save; polyak's export had only its CLI."""
+    out = polyak.export(pendulum_run, tmp_path / "agent")
+    assert out == tmp_path / "agent" and (out / "README.md").is_file()
+    obs = np.array([1.0, 0.0, 0.5], np.float32)
+    np.testing.assert_array_equal(polyak.load(out).predict(obs)[0], polyak.load(pendulum_run).predict(obs)[0])
+    with pytest.raises(ConfigError, match="holds an earlier export"):
+        polyak.export(pendulum_run, out)
+    assert polyak.export(pendulum_run, out, checkpoint="newest", overwrite=True) == out
+    with pytest.raises(ConfigError, match=r"^export takes run as a path, got int$"):
+        polyak.export(3, tmp_path / "other")

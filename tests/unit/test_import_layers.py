@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("polyak.agent", "polyak.collector", "polyak.checkpointer", "polyak.run_dir", "polyak.progress",
      "polyak.playback"),
     # the single-process loop and the tools on runs
-    ("polyak.trainer", "polyak.export", "polyak.onnx_export", "polyak.record", "polyak.plot", "polyak.upgrade",
+    ("polyak.trainer", "polyak.exporter", "polyak.onnx_export", "polyak.record", "polyak.plot", "polyak.upgrade",
      "polyak.planning", "polyak.run_parts"),
     # optional Ray: Ape-X and sweeps
     ("polyak.distributed",),
