@@ -45,7 +45,8 @@ class DiscreteEnv(gym.Env):
 
 
 class FaultyEnv(gym.Env):
-    """A 2-D point env that turns its rewards into NaN or raises after ``fail_after`` steps in total."""
+    """A 2-D point env that, after ``fail_after`` steps in total, turns its rewards into NaN (``nan``) or into
+    3e38, finite but enough to overflow a float32 critic's loss (``huge``), or raises (``raise``)."""
 
     def __init__(self, mode: str = "nan", fail_after: int = 250) -> None:
         self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
@@ -62,7 +63,9 @@ class FaultyEnv(gym.Env):
         self.t += 1
         if self.total > self.fail_after and self.mode == "raise":
             raise RuntimeError("simulated physics failure")
-        reward = float("nan") if self.total > self.fail_after else -float(np.sum(np.square(action)))
+        reward = -float(np.sum(np.square(action)))
+        if self.total > self.fail_after:
+            reward = 3e38 if self.mode == "huge" else float("nan")
         return self.np_random.normal(size=2).astype(np.float32), reward, False, self.t >= 50, {}
 
 
@@ -71,6 +74,7 @@ def _register() -> None:
         gym.register("polyak-test/Asymmetric-v0", entry_point=AsymmetricBoundsEnv)
         gym.register("polyak-test/Discrete-v0", entry_point=DiscreteEnv)
         gym.register("polyak-test/NaNReward-v0", entry_point=FaultyEnv, kwargs={"mode": "nan"})
+        gym.register("polyak-test/HugeReward-v0", entry_point=FaultyEnv, kwargs={"mode": "huge"})
         gym.register("polyak-test/Crash-v0", entry_point=FaultyEnv, kwargs={"mode": "raise"})
 
 

@@ -488,9 +488,9 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
             RunLock(path).acquire().release()
         if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():
             if not complete_checkpoints(RunDir(path).checkpoints) and not RunDir(path).summary.exists():
-                raise ConfigError(f"run directory {path} holds a run that stopped before its first checkpoint, so "
-                                  f"nothing there can be resumed; choose another run directory or delete it "
-                                  f"(rm -r {shlex.quote(str(path))})")
+                raise ConfigError(f"run directory {path} already holds a run that stopped before its first "
+                                  "checkpoint, so nothing there can be resumed; choose another run directory or "
+                                  f"delete it (rm -r {shlex.quote(str(path))})")
             raise ConfigError(f"run directory {path} already holds a run; choose another run directory or "
                               f"continue it with: polyak train --resume {shlex.quote(str(path))}")
     else:

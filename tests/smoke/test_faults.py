@@ -31,12 +31,21 @@ def _all_finite(run_dir):
             assert all(torch.isfinite(t).all() for t in state["agent"][net].values()), checkpoint
 
 
-def test_nan_stops_the_run_and_keeps_only_finite_checkpoints(tmp_path, capsys, monkeypatch):
+def test_a_diverged_learner_stops_the_run_and_keeps_only_finite_checkpoints(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    code, err = _train(tmp_path / "run", "polyak-test/NaNReward-v0", capsys)
+    code, err = _train(tmp_path / "run", "polyak-test/HugeReward-v0", capsys)  # finite rewards of 3e38
     assert code == 2
     assert err.startswith("polyak: error: training diverged") and err.count("\n") == 1, err
-    assert complete_checkpoints(tmp_path / "run" / "checkpoints"), "the good checkpoints before the NaN remain"
+    assert complete_checkpoints(tmp_path / "run" / "checkpoints"), "the good checkpoints before the overflow remain"
+    _all_finite(tmp_path / "run")
+
+
+def test_a_nan_reward_is_named_as_the_envs_and_no_nan_reaches_a_checkpoint(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, err = _train(tmp_path / "run", "polyak-test/NaNReward-v0", capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("polyak: error: environment polyak-test/NaNReward-v0 failed after 250 env steps: step() "
+                          "returned a reward of nan; a checkpoint was saved there"), err
     _all_finite(tmp_path / "run")
 
 
@@ -44,7 +53,7 @@ def test_env_exception_names_env_and_step_and_saves(tmp_path, capsys, monkeypatc
     monkeypatch.chdir(ROOT)
     code, err = _train(tmp_path / "run", "polyak-test/Crash-v0", capsys)
     assert code == 2 and err.count("\n") == 1, err
-    assert "environment polyak-test/Crash-v0 failed at env step 250" in err
+    assert "environment polyak-test/Crash-v0 failed after 250 env steps" in err
     assert "RuntimeError: simulated physics failure" in err and "checkpoint was saved" in err
     newest = complete_checkpoints(tmp_path / "run" / "checkpoints")[-1]
     assert newest.name.endswith("250")
