@@ -123,7 +123,8 @@ def test_train_and_test_cap_evaluation_on_an_env_without_a_time_limit(endless_en
     assert trained.returncode == 0, trained.stderr[-2000:]
     assert time.monotonic() - started < 60
     assert eval_scores(run) == {100: 1000.0, 200: 1000.0, 300: 1000.0}  # the default cap, 1000 steps
-    assert trained.stdout.count("polyak: warning:") == 1, trained.stdout
+    assert trained.stdout.count("polyak: warning:") == 2, trained.stdout  # one for training, one for evaluation
+    assert "so a training episode ends only when the env itself ends it" in trained.stdout
     assert WARNING in trained.stdout and "TrainerConfig.eval_max_episode_steps changes it" in trained.stdout
 
     tested = polyak("test", str(run), "--episodes", "2", timeout=120)
