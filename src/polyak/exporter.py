@@ -58,7 +58,8 @@ def _check_out(run: RunDir, out_dir: Path, overwrite: bool) -> None:
     if not _is_export(out_dir):
         raise ConfigError(f"--out {out_dir} is not empty and is not an earlier export; export to a new directory")
     if not overwrite:
-        raise ConfigError(f"--out {out_dir} holds an earlier export; add --overwrite to replace it")
+        raise ConfigError(f"--out {out_dir} holds an earlier export; add --overwrite (in Python: overwrite=True) to "
+                          "replace it")
 
 
 def _warn(text: str) -> None:
