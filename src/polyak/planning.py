@@ -486,8 +486,9 @@ def _new_run_dir(configs: Configs, config_label: str, run_dir: str | Path | None
             raise ConfigError(f"{path} holds an exported agent (polyak export); choose another run directory")
         if path.is_dir():  # another process writing there is named as such (RunDirBusy), not as a finished run
             RunLock(path).acquire().release()
-        if RunDir(path).holds_a_run() or RunDir(path).metrics.exists():
-            if not complete_checkpoints(RunDir(path).checkpoints) and not RunDir(path).summary.exists():
+        used = RunDir(path)
+        if used.holds_a_run() or used.metrics.exists():
+            if not complete_checkpoints(used.checkpoints) and not used.summary.exists():
                 raise ConfigError(f"run directory {path} already holds a run that stopped before its first "
                                   "checkpoint, so nothing there can be resumed; choose another run directory or "
                                   f"delete it (rm -r {shlex.quote(str(path))})")

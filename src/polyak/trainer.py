@@ -193,7 +193,7 @@ class Trainer:
             return False
         except EnvOutputError as error:  # the evaluation env's fault: checkpointed without it, as for a signal
             self._eval_pending = True
-            raise self._env_failed(EnvStepError(str(error)), logger, during="evaluation") from None
+            raise self._env_failed(str(error), logger, during="evaluation") from None
         self._eval_pending = False
         if self.on_evaluation is None:
             return stop
@@ -324,7 +324,7 @@ class Trainer:
             try:
                 step = self.collector.step()
             except EnvStepError as error:
-                raise self._env_failed(error, logger) from None
+                raise self._env_failed(str(error), logger) from None
             logger.advance(cfg.num_envs)
             can_learn = len(self.replay) >= self.configs.replay.min_size
             if learn.due(self.collector.iterations) and can_learn and not self.agent.trains_at_episode_ends:
@@ -332,7 +332,7 @@ class Trainer:
             try:
                 recorded = self.collector.end_step(step)
             except EnvStepError as error:  # the reset after every copy's episode ended
-                raise self._env_failed(error, logger, keep=False) from None
+                raise self._env_failed(str(error), logger, keep=False) from None
             burst = self.agent.end_step(step.reward, step.done, can_learn)  # TD7's checkpoints (0 otherwise)
             if burst:
                 self._learn(burst)
@@ -357,12 +357,12 @@ class Trainer:
         self._checkpoint(logger)
         return self.progress.summary(self.env_steps, self.learner.updates, self.elapsed, self._stop_signal)
 
-    def _env_failed(self, error: EnvStepError, logger: Logger, keep: bool = True, during: str = "") -> PolyakError:
-        """The error that ends a run whose env failed (``during`` an evaluation: its evaluation env), after a
-        checkpoint when ``keep`` and the run had trained (a failure the env can get over, or that a fix of the env's
-        code ends, then resumes from there)."""
+    def _env_failed(self, problem: str, logger: Logger, keep: bool = True, during: str = "") -> PolyakError:
+        """The error that ends a run whose env failed with ``problem`` (``during`` an evaluation: its evaluation
+        env), after a checkpoint when ``keep`` and the run had trained (a failure the env can get over, or that a
+        fix of the env's code ends, then resumes from there)."""
         env = f"environment {self.configs.trainer.env_id}" + (f" ({during})" if during else "")
-        what = f"{env} failed after {self.env_steps:,} env steps: {error}"
+        what = f"{env} failed after {self.env_steps:,} env steps: {problem}"
         try:
             kept: int | None = steps_of(self.directory.newest_checkpoint())
         except CheckpointError:
