@@ -9,6 +9,7 @@ import difflib
 import importlib.util  # noqa: F401  gin's `include` calls importlib.util without importing it (gin-config 0.5)
 import io
 import logging
+import os
 import re
 import tokenize
 from collections.abc import Iterator, Sequence
@@ -19,6 +20,7 @@ import gin
 
 from polyak.config import Configs, build_configs
 from polyak.errors import ConfigError
+from polyak.user_modules import NOT_FOUND_HINT, search_current_directory
 
 
 def packaged_config(name: str) -> Path:
@@ -203,12 +205,21 @@ def _gin_message(error: Exception, bindings: Sequence[str] = (), config_file: Pa
         cls = _configurables().get(missing.group(1))
         fields = [f.name for f in dataclasses.fields(cls)] if cls else []
         first = first.rstrip(".") + _suggest(missing.group(2), fields)
+    module = re.match(r"No module named '([\w.]+)'", first)
+    if module:
+        root = module.group(1).split(".")[0]
+        first = (f"{first}: a gin file's import finds no {root}.py on the Python path or in the current directory "
+                 f"({os.getcwd()}); {NOT_FOUND_HINT}")
     unknown = re.search(r"No configurable matching '([\w/.]+)'", first)
     if unknown:
         name = unknown.group(1).rsplit("/", 1)[-1]
         first = first.rstrip(".") + _suggest(name, list(_configurables()))
-    where = next((line for line in lines[1:] if line.startswith("In ") and "configurable" not in line), None)
-    return f"{first} ({where[0].lower() + where[1:]})" if where else first
+    at = next((i for i, line in enumerate(lines) if i and line.startswith("In ") and "configurable" not in line), None)
+    if at is None:
+        return first
+    if lines[at].startswith("In bindings string") and at + 1 < len(lines):  # its line numbers count polyak's own
+        return f"{first} (in the binding {lines[at + 1]!r})"
+    return f"{first} ({lines[at][0].lower() + lines[at][1:]})"
 
 
 @contextlib.contextmanager
@@ -232,6 +243,7 @@ def parse_gin(config_file: Path | None, bindings: Sequence[str]) -> None:
     Every configurable, ``ApexConfig`` included, is registered by importing :mod:`polyak.config`.
     """
     gin.clear_config()
+    search_current_directory()  # for the file's own `import mymodule`, as for `--env mymodule:EnvId`
     files = []
     if config_file is not None:
         if not config_file.is_file():

@@ -149,3 +149,16 @@ def test_learner_threads_use_the_cores_workers_leave_free():
     assert learner_threads(2, 1.0) == 1
     assert learner_threads(16, 4.0) == 12
     assert learner_threads(8, 2.5) == 5  # a fractional reservation still occupies its cores
+
+
+def test_a_workers_env_failure_reads_as_the_single_process_trainer_words_it():
+    from polyak.collector import EnvStepError
+    from polyak.distributed.apex_learner import worker_failure
+
+    configs = dataclasses.replace(_configs(), trainer=TrainerConfig(env_id="polyak-test/NaNReward-v0", num_envs=1,
+                                                                    start_steps=0))
+    worker = RolloutWorker(configs, index=2, seed=1, random_steps=0, shards=[])
+    with pytest.raises(EnvStepError) as raised:
+        worker.rollout(400)
+    assert worker_failure(2, raised.value) == "rollout worker 2's environment failed: step() returned a reward of nan"
+    assert worker_failure(0, RuntimeError("disk full\nmore")) == "rollout worker 0 failed: RuntimeError: disk full"

@@ -1,6 +1,7 @@
 """Config validation, coercion and gin scoping."""
 
 import re
+import sys
 
 import gin
 import numpy as np
@@ -130,3 +131,30 @@ def test_unbalanced_brackets_name_the_binding_or_the_file(tmp_path):
     config.write_text("TrainerConfig.seed = 1\nTrainerConfig.max_env_steps = (300\n")
     with pytest.raises(ConfigError, match=re.escape(f"unbalanced brackets or quotes in {config}")):
         parse_gin(config, ["TrainerConfig.seed = 2"])
+
+
+def test_a_bad_binding_is_named_by_its_text_not_by_a_line_number_that_counts_polyaks_own_bindings():
+    with pytest.raises(ConfigError, match=re.escape("doesn't have a parameter named 'nosuch' "
+                                                    "(in the binding 'TrainerConfig.nosuch = 3')")):
+        parse_gin(None, ["TrainerConfig.env_id = 'Pendulum-v1'", "TrainerConfig.nosuch = 3"])
+
+
+def test_a_gin_files_import_finds_a_module_in_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry not in ("", str(tmp_path))])
+    (tmp_path / "polyak_test_own_configurable.py").write_text(
+        "import gin\n\n@gin.configurable\ndef own_width(width=1):\n    return width\n")
+    config = tmp_path / "mine.gin"
+    config.write_text("import polyak_test_own_configurable\nown_width.width = 7\nTrainerConfig.seed = 3\n")
+    try:
+        parse_gin(config, [])
+        assert build_configs_from_gin().trainer.seed == 3
+        assert gin.query_parameter("own_width.width") == 7
+    finally:
+        sys.modules.pop("polyak_test_own_configurable", None)
+        gin.clear_config()
+    missing = tmp_path / "missing.gin"
+    missing.write_text("import polyak_test_no_such_module\n")
+    with pytest.raises(ConfigError, match=re.escape(f"no polyak_test_no_such_module.py on the Python path or in the "
+                                                    f"current directory ({tmp_path}); run polyak in the directory")):
+        parse_gin(missing, [])

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from polyak.collector import EnvStepError
 from polyak.config import Algorithm, ApexConfig, Configs
 from polyak.distributed.apex_pace import Pace, ReplayClient
 from polyak.distributed.apex_pool import WorkerPool
@@ -102,6 +103,15 @@ def to_batch(data: dict[str, Any], device: torch.device) -> Batch:
                  terminated=tensor("terminated"), discount=tensor("discount"),
                  weights=None if data["weights"] is None else tensor("weights"), indices=np.asarray(data["indices"]))
 
+
+def worker_failure(index: int, cause: BaseException) -> str:
+    """One line for an exception raised inside rollout worker ``index``: the env's own failure as the
+    single-process trainer words it, anything else with its type."""
+    text = str(cause).strip()
+    first = text.splitlines()[0] if text else ""
+    if isinstance(cause, EnvStepError):
+        return f"rollout worker {index}'s environment failed: {first}"
+    return f"rollout worker {index} failed: {type(cause).__name__}: {first}"
 
 class ApexTrainer:
     """The Ape-X loop: Ray workers and shards feed a learner; run dir, evaluation, progress and checkpoints
@@ -285,9 +295,7 @@ class ApexTrainer:
             return None
         except RayTaskError as error:
             cause = error.cause if getattr(error, "cause", None) is not None else error
-            text = str(cause).strip()
-            raise PolyakError(f"rollout worker {index} failed: {type(cause).__name__}: "
-                              f"{text.splitlines()[0] if text else ''}") from None
+            raise PolyakError(worker_failure(index, cause)) from None
 
     def _on_rollout(self, index: int, stats: dict[str, Any], pool: WorkerPool, replay: ReplayClient,
                     logger: Logger) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Callable
 
@@ -15,6 +14,7 @@ from gymnasium.wrappers.vector import RescaleAction
 from polyak.envs.checked import CheckedOutputs
 from polyak.envs.gl_backend import backend_problem
 from polyak.errors import EnvError, PolyakError
+from polyak.user_modules import NOT_FOUND_HINT, search_current_directory
 
 EnvMaker = Callable[[], gym.Env]
 
@@ -23,18 +23,15 @@ def import_user_module(module: str, needed_by: str) -> None:
     """Import ``module`` as ``python -m`` would find it: the current directory is searched too (after the
     installed packages, so a file there never hides one). An EnvError starting with ``needed_by`` when it cannot be
     imported; one that cannot be found says how to make it found."""
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)
+    cwd = search_current_directory()
     why = f"{needed_by} needs module {module!r}, which cannot be imported"
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as error:
         root = module.split(".")[0]
         if error.name is not None and error.name.split(".")[0] == root:
-            hint = "run polyak in the directory that holds it, or add that directory: PYTHONPATH=/path/to/it polyak"
-            raise EnvError(f"{why}: no {root}.py in the current directory ({cwd}) or on the Python path; {hint}") \
-                from None
+            raise EnvError(f"{why}: no {root}.py in the current directory ({cwd}) or on the Python path; "
+                           f"{NOT_FOUND_HINT}") from None
         raise EnvError(f"{why}: {error}") from None
     except ImportError as error:
         raise EnvError(f"{why}: {error}") from None
