@@ -222,14 +222,43 @@ def report() -> str:
     return text
 
 
+def runnable_tasks(row: str = ROW) -> list[str]:
+    """The suite's tasks that have a config of ``row`` (``configs/suite/<task stem>_<algo>.gin``): the ones this
+    script can train (the locomotion tasks and InvertedPendulum-v5 for ``ROW``)."""
+    return sorted(task for task in TASKS if config_file(task, row.removeprefix("polyak_")).is_file())
+
+
+def learning_start(task: str, row: str = ROW) -> int:
+    """The env steps of ``row``'s config on ``task`` before the first update: the larger of
+    ``TrainerConfig.start_steps`` and ``ReplayConfig.min_size``. A budget must go beyond it: before it the actor
+    never updates, so the averages have nothing to average (and below ``min_size`` polyak refuses the run)."""
+    from polyak.ginconf import configs_from_file
+
+    configs = configs_from_file(config_file(task, row.removeprefix("polyak_")))
+    return max(configs.trainer.start_steps, configs.replay.min_size)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", choices=sorted(TASKS), default="Hopper-v5")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--taus", type=float, nargs="+", default=list(TAUS))
-    parser.add_argument("--budget", type=int, help="env steps (default: the suite's); fewer only to try it")
+    parser.add_argument("--task", choices=runnable_tasks(), default="Hopper-v5",
+                        help=f"a task with a {ROW} config in the suite (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="the suite's seed to run (default: %(default)s)")
+    parser.add_argument("--taus", type=float, nargs="+", default=list(TAUS),
+                        help="the averages' rates per actor update, each in (0, 1] (default: %(default)s)")
+    parser.add_argument("--budget", type=int,
+                        help="env steps (default: the suite's for the task); fewer only to try it (the run's result "
+                             "goes under runs/actor_average/, not benchmarks/results/); above the config's start "
+                             "steps")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     args = parser.parse_args()
+    if not args.report and any(not 0.0 < tau <= 1.0 for tau in args.taus):
+        parser.error(f"every --taus rate must be in (0, 1], got {' '.join(map(str, args.taus))}")
+    if not args.report and args.budget is not None:
+        start, suite_budget = learning_start(args.task), TASKS[args.task].budget
+        if not start < args.budget:
+            parser.error(f"--budget must be above {start} on {args.task} (the config's start steps and replay "
+                         f"min_size: no update runs before then), got {args.budget}; the suite's budget is "
+                         f"{suite_budget}")
     if args.report:
         print(report())
         return

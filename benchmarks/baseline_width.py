@@ -257,9 +257,16 @@ def report(width: int = 512) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=SAMPLE_EFFICIENCY_TASKS, default="Ant-v5",
-                        help=f"{' and '.join(FIRST_TASKS)} first (module docstring)")
-    parser.add_argument("--width", type=int, default=512)
-    parser.add_argument("--seed", type=int, default=0)
+                        help=f"{' and '.join(FIRST_TASKS)} first (module docstring); {FOLLOW_UP_TASK} seeds "
+                             f"{FOLLOW_UP_SEEDS.start}-{FOLLOW_UP_SEEDS.stop - 1} for the follow-up "
+                             "(default: %(default)s)")
+    parser.add_argument("--width", type=int, default=512,
+                        help=f"{BASELINE_ROW}'s critic width W, (W, W); with --report, the width whose runs the "
+                             "table shows (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the suite's seed to run and pair with (default: %(default)s); a seed whose result file "
+                             f"(baseline_width/<task stem>/{BASELINE_ROW}_w<W>_seed_<seed>.json under "
+                             "benchmarks/results/) exists is skipped: delete the file to run it again")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     args = parser.parse_args()
     if args.width <= 0:

@@ -471,11 +471,23 @@ def promote(width: int) -> list[Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="The study that widened the recommended config's critic to 512: the pilot (Ant-v5, "
+                    "Humanoid-v5), the --taus follow-up (slower averages of the actor) and the rerun on the five "
+                    "MuJoCo tasks (--promote made it the suite's recommended row), each run paired by seed with the "
+                    "256-wide row's; and the HalfCheetah-v5 runs with --taus (seeds 5-9) of baseline_width.py's "
+                    "follow-up.")
     parser.add_argument("--task", choices=SAMPLE_EFFICIENCY_TASKS, default="Ant-v5",
-                        help=f"the rule decides on {' and '.join(TASKS_TRIED)}; the others are for the rerun")
-    parser.add_argument("--width", type=int, default=512)
-    parser.add_argument("--seed", type=int, default=0)
+                        help=f"the rule decides on {' and '.join(TASKS_TRIED)}; the others are for the rerun, and "
+                             "HalfCheetah-v5 seeds 5-9 with --taus for baseline_width.py's follow-up "
+                             "(default: %(default)s)")
+    parser.add_argument("--width", type=int, default=512,
+                        help="the critic's width W: critic/NetworkConfig.hidden_sizes = (W, W), the actor stays "
+                             "256-256 (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the suite's seed to run and pair with (default: %(default)s); a seed whose result file "
+                             "(critic_width/<task stem>/w<W>_seed_<seed>.json under benchmarks/results/, with --taus "
+                             "critic_width_averaging/) exists is skipped: delete the file to run it again")
     parser.add_argument("--taus", type=float, nargs="*", metavar="TAU",
                         help=f"the follow-up: evaluate averages of the actor at these rates beside the shipped one "
                              f"(no value: {' '.join(map(str, TAUS))})")
