@@ -118,12 +118,18 @@ def claimed(result: Path) -> Iterator[bool]:
         lock.release()
 
 
+class RunFailed(Exception):
+    """``polyak train`` exited with an error: the message is one line (polyak's own, or where it was shown)."""
+
+
 def train_run(config: str, seed: int, run_dir: Path, bindings: list[str] | tuple[str, ...], threads: int,
               extra_args: tuple[str, ...] = (), show_errors: bool = False) -> dict[str, Any]:
     """Run ``polyak train`` (with ``extra_args``, e.g. ``--workers 2``) in a subprocess with ``threads`` torch
-    threads; return its summary. A ``run_dir`` left by a run cut short in an earlier sitting is removed first, so
-    the run starts again rather than resuming a half-written one; ``show_errors`` keeps the run's stderr."""
+    threads; return its summary. A ``run_dir`` left by a run cut short in an earlier sitting is removed first (and
+    said), so the run starts again rather than resuming a half-written one; ``show_errors`` shows the run's stderr
+    as it comes. :class:`RunFailed` when it exits with an error."""
     if run_dir.exists():
+        print(f"removing {run_dir}, left by a run that did not finish: this run starts again", flush=True)
         shutil.rmtree(run_dir)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     command = [sys.executable, "-m", "polyak.cli", "train", "--config", config, "--seed", str(seed),
@@ -131,20 +137,27 @@ def train_run(config: str, seed: int, run_dir: Path, bindings: list[str] | tuple
     for binding in bindings:
         command += ["--gin-param", binding]
     command += list(extra_args)
-    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL,
-                   stderr=None if show_errors else subprocess.DEVNULL)
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL,
+                          stderr=None if show_errors else subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
+        said = lines[-1].strip() if lines else "its message is above" if show_errors else "it printed nothing"
+        raise RunFailed(f"polyak train --run-dir {run_dir} exited with status {done.returncode}: {said}")
+    if not (run_dir / "summary.json").exists():  # polyak stops on SIGINT/SIGTERM with status 0 and no summary
+        raise RunFailed(f"polyak train --run-dir {run_dir} was stopped (SIGINT or SIGTERM) before its budget")
     return json.loads((run_dir / "summary.json").read_text())
 
 
-def run_jobs(script: str, todo: list[tuple[str, str, int]], jobs: int, passed: list[str]) -> bool:
+def run_jobs(script: str, todo: list[tuple[str, str, int]], jobs: int,
+             passed: list[str]) -> list[tuple[str, str, int]]:
     """Run ``python SCRIPT --one TASK NAME SEED *PASSED`` for each job in ``todo``, ``jobs`` at a time, each
-    process with one torch thread (torch's default of one per core collapses when runs share the CPU); print the
-    jobs that failed. False (said on stdout) when there was nothing to run, so the caller leaves its report (and the
-    committed files it writes) as they are."""
-    print(f"{len(todo)} runs to do, {jobs} at a time", flush=True)
+    process with one torch thread (torch's default of one per core collapses when runs share the CPU); return (and
+    print) the jobs that failed. With nothing to run it says that the report is unchanged: the caller then leaves
+    its report (and the committed files it writes) as they are."""
+    print(f"{len(todo)} run{'' if len(todo) == 1 else 's'} to do, {jobs} at a time", flush=True)
     if not todo:
         print("the report is unchanged; --report rebuilds it", flush=True)
-        return False
+        return []
     environment = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
     def launch(job: tuple[str, str, int]) -> int:
@@ -155,8 +168,9 @@ def run_jobs(script: str, todo: list[tuple[str, str, int]], jobs: int, passed: l
     with ThreadPoolExecutor(jobs) as pool:
         failed = [job for job, code in zip(todo, pool.map(launch, todo), strict=True) if code != 0]
     if failed:
-        print(f"failed: {failed}", flush=True)
-    return True
+        print(f"{len(failed)} of {len(todo)} failed (no result file written): "
+              + ", ".join(f"{task} {name} seed {seed}" for task, name, seed in failed), flush=True)
+    return failed
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, str]]:

@@ -21,7 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import code_commit, load_average, machine_info, read_metrics, train_run
+from common import RunFailed, code_commit, load_average, machine_info, read_metrics, train_run
 
 from polyak.errors import PolyakError
 
@@ -103,9 +103,12 @@ def main() -> None:
     started, load_before = time.perf_counter(), load_average()
     with tempfile.TemporaryDirectory() as tmp:
         check_plan(args.config, args.gin_param, args.seeds[0], args.workers, Path(tmp))
-        with ThreadPoolExecutor(args.jobs) as pool:
-            seeds = list(pool.map(lambda s: one_seed(args.config, s, Path(tmp), args.gin_param, args.workers),
-                                  args.seeds))
+        try:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                seeds = list(pool.map(lambda s: one_seed(args.config, s, Path(tmp), args.gin_param, args.workers),
+                                      args.seeds))
+        except RunFailed as error:
+            sys.exit(f"pendulum: {error}")
     reached = [s["steps_to_threshold"] for s in seeds if s["steps_to_threshold"] is not None]
     result = {
         "benchmark": "pendulum",

@@ -1,10 +1,16 @@
-"""The benchmark suite: polyak's DDPG and TD3 beside Stable-Baselines3's TD3 on toy, MuJoCo and PyBullet tasks.
+"""The benchmark suite: polyak's rows (DDPG to CrossQ, the recommended one) beside SB3's TD3 and sb3-contrib's CrossQ.
 
 Usage:
   python benchmarks/suite.py [--only TASK ...] [--rows ROW ...] [--seeds S ...] [--jobs 2]
   python benchmarks/suite.py --report          # only rebuild the report (suite.json, suite.md, plots, README table)
   python benchmarks/suite.py --only Hopper-v5 --rows polyak_td3 --out-dir DIR   # reproduce a row into DIR
   python benchmarks/suite.py --only Hopper-v5 --rows polyak_td3 --force   # re-run it over the committed results
+  python benchmarks/suite.py --todo [--only TASK ...] [--rows ROW ...] [--seeds S ...]   # what is missing, its cost
+
+A row of your own: a polyak row ``polyak_<name>`` trains ``configs/suite/<task stem>_<name>.gin`` (e.g.
+``configs/suite/hopper_td3.gin`` for polyak_td3 on Hopper-v5), so a config of yours joins the suite as a gin file
+there and its row name in ``ROWS`` (and ``SAMPLE_EFFICIENCY_ROWS`` for the five locomotion tasks only); write its
+runs to ``--out-dir`` to keep them apart from the committed results.
 
 The report's statistics (per-task IQMs with bootstrap intervals, normalized-score IQMs, probability of
 improvement, the learning curves' intervals) use rliable (the ``bench`` extra), imported only by the report.
@@ -13,7 +19,10 @@ Each finished (task, row, seed) is written at once to ``benchmarks/results/suite
 (``suite/hopper/`` for Hopper-v5; with the commit and the machine load) and a re-run skips it, so the table fills
 over several sittings. Without ``--seeds`` each row runs the seeds it is asked for (``default_seeds``), so on the
 committed results there is nothing to do, and the report is rebuilt only when a run finished or ``--report`` asks.
-Every run trains in its own process with one torch thread; ``--jobs`` run at a time.
+Every run trains in its own process with one torch thread; ``--jobs`` run at a time. A run that fails or stops
+before its budget writes no result file, and the command then exits with status 1; a run cut short (Ctrl-C, a
+sitting's end) goes on at the next call: an SB3 row from its last evaluation's snapshot, a polyak row from the
+start (its run directory is removed, and the command says so).
 
 Every row is evaluated the same way: the deterministic policy for 10 episodes every 5,000 env steps (1,000 on the
 20k-step tasks), each evaluation on new start states drawn from a seeded stream (``polyak.evaluation``), so runs stay
@@ -32,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +51,7 @@ from typing import Any
 
 import sb3_snapshot
 from common import (
+    RunFailed,
     claimed,
     code_commit,
     load_average,
@@ -177,9 +188,25 @@ def config_file(task: str, algo: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- one run
-def suite_run_dir(task: str, row: str, seed: int) -> Path:
-    """Where a suite run keeps its files while it trains: polyak's run directory, an SB3 row's snapshots."""
-    return ROOT / "runs" / "suite" / TASKS[task].config_stem / f"{row}_seed_{seed}"
+def suite_run_dir(task: str, row: str, seed: int, results: Path = RESULTS) -> Path:
+    """Where a suite run keeps its files while it trains: polyak's run directory, an SB3 row's snapshots. One per
+    results directory (``runs/`` beside an ``--out-dir``'s result files), so two runs of the same seed into two
+    results directories never share one."""
+    runs = ROOT / "runs" / "suite" if results.resolve() == RESULTS else results / "runs"
+    return runs / TASKS[task].config_stem / f"{row}_seed_{seed}"
+
+
+class IncompleteRun(Exception):
+    """A run whose last evaluation is not at its task's budget: it writes no result file."""
+
+
+def check_complete(task: str, row: str, seed: int, eval_steps: list[int]) -> None:
+    """Raise :class:`IncompleteRun` unless the run's evaluations end at the task's budget."""
+    budget = TASKS[task].budget
+    last = eval_steps[-1] if eval_steps else 0
+    if last != budget:
+        raise IncompleteRun(f"{task} {row} seed {seed}: its last evaluation is at {last:,} env steps, not the "
+                            f"budget of {budget:,}; no result written")
 
 
 def run_polyak(task: str, row: str, seed: int, extra_bindings: tuple[str, ...] = (),
@@ -387,12 +414,13 @@ def _train_and_write(results: Path, task: str, row: str, seed: int, path: Path) 
     commit = code_commit()  # at the start: later commits may land while it trains
     cpu_before = cpu_seconds()
     spec = TASKS[task]
-    snapshots = suite_run_dir(task, row, seed)  # an sb3 row's snapshots
+    run_dir = suite_run_dir(task, row, seed, results)  # polyak's run directory, or an sb3 row's snapshots
     runner: Callable[[], dict[str, Any]] = (
-        (lambda: run_sb3(task, row, seed, snapshots=snapshots)) if row.startswith("sb3_")
-        else (lambda: run_polyak(task, row, seed))
+        (lambda: run_sb3(task, row, seed, snapshots=run_dir)) if row.startswith("sb3_")
+        else (lambda: run_polyak(task, row, seed, run_dir=run_dir))
     )
     result = runner()
+    check_complete(task, row, seed, result["eval_steps"])
     result.update({
         "task": task, "row": row, "seed": seed, "budget": spec.budget,
         "final_return": result["eval_returns"][-1],
@@ -414,43 +442,98 @@ def write_result(path: Path, result: dict[str, Any]) -> None:
     temporary.replace(path)
 
 
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def rows_not_run(tasks: list[str], rows: list[str]) -> list[str]:
+    """One line per asked row that none of the asked tasks runs (``rows_of``), with the tasks that do run it."""
+    lines = []
+    for row in rows:
+        if not any(row in rows_of(task) for task in tasks):
+            where = [task for task in TASKS if row in rows_of(task)]
+            lines.append(f"{row} does not run on {', '.join(tasks)}: the suite runs it on {', '.join(where)}")
+    return lines
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", choices=list(TASKS), default=list(TASKS), metavar="TASK")
-    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="A row of your own, the statistics and the protocol: the module "
+                                            "docstring and docs/benchmarks.md.")
+    parser.add_argument("--only", nargs="+", choices=list(TASKS), default=None, metavar="TASK",
+                        help=f"the tasks to run (default: all): {', '.join(TASKS)}")
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=None, metavar="ROW",
+                        help=f"the rows to run (default: every row each task runs): {', '.join(ROWS)}")
     parser.add_argument("--seeds", nargs="+", type=int, default=None,
                         help="default: the seeds each row is asked for (5 for the recommended row and sb3_crossq on "
                              "the locomotion tasks, 2 for the InvertedPendulum stability rows, else 3)")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=positive_int, default=2,
+                        help="runs at a time, each in its own process with one torch thread (default: 2)")
     parser.add_argument("--report", action="store_true",
-                        help="only rebuild the report from the result files: suite.json, suite.md and the plots "
-                             "(for the committed results also the README's table and docs/benchmarks.md's)")
+                        help="only rebuild the report from the result files, over every task: suite.json, suite.md "
+                             "and the plots (for the committed results also the README's table and "
+                             "docs/benchmarks.md's)")
     parser.add_argument("--todo", action="store_true",
-                        help="list the locomotion runs still missing (the seeds each row is asked for) with their "
-                             "estimated CPU minutes, and exit")
+                        help="list the runs still missing with their estimated CPU minutes, and exit (default: the "
+                             "locomotion tasks' rows at the seeds each is asked for; --only, --rows and --seeds "
+                             "narrow or widen it)")
     parser.add_argument("--force", action="store_true",
                         help="also re-run what already has a result file (replaced when the new run finishes)")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
-                        help="write the result files, suite.json, suite.md and the plots here (default: "
-                             "benchmarks/results, the committed results)")
+                        help="write the result files, suite.json, suite.md and the plots here, and keep the runs' "
+                             "own files in its runs/ (default: benchmarks/results, the committed results, with the "
+                             "runs' files in runs/suite)")
     parser.add_argument("--one", nargs=3, metavar=("TASK", "ROW", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     results: Path = args.out_dir.resolve()
-    (results / "suite").mkdir(parents=True, exist_ok=True)
+    if (args.report or args.todo) and not args.one and not results.is_dir():
+        parser.error(f"--out-dir {args.out_dir} does not exist: there are no result files to "
+                     f"{'report' if args.report else 'count'}")
+    try:
+        sys.exit(_run(args, results))
+    except KeyboardInterrupt:
+        if not args.one:  # each --one process is interrupted too; the command says it once
+            print("interrupted: finished runs kept their result files; the same command goes on from there (an SB3 "
+                  "row from its last evaluation's snapshot, a polyak row from its start)", file=sys.stderr)
+        sys.exit(130)
+
+
+def _run(args: argparse.Namespace, results: Path) -> int:
+    """The command; its exit status (1 when a run failed)."""
+    tasks, rows = args.only or list(TASKS), args.rows or list(ROWS)
     passed = ["--out-dir", str(results), *(["--force"] if args.force else [])]  # to each --one process
     if args.one:
-        run_one(results, args.one[0], args.one[1], int(args.one[2]), force=args.force)
-        return
+        try:
+            run_one(results, args.one[0], args.one[1], int(args.one[2]), force=args.force)
+        except (IncompleteRun, RunFailed) as error:
+            print(f"suite: {error}", file=sys.stderr, flush=True)
+            return 1
+        return 0
     from suite_report import collect, missing_runs, report, todo_text  # imports this module: not at the top
 
     if args.todo:
-        print(todo_text(missing_runs(collect(results), results)))
-        return
+        asked = None if args.only is None and args.rows is None and args.seeds is None else (tasks, rows, args.seeds)
+        committed = collect(RESULTS) if results != RESULTS else None  # estimates from the committed runs too
+        print(todo_text(missing_runs(collect(results), results, asked, committed)))
+        return 0
+    failed: list[tuple[str, str, int]] = []
     if not args.report:
-        todo = runs_to_do(results, args.only, args.rows, args.seeds, args.force)
-        if not run_jobs(__file__, todo, args.jobs, passed):
-            return
+        if args.rows is not None:
+            for line in rows_not_run(tasks, rows):
+                print(line, flush=True)
+        results.joinpath("suite").mkdir(parents=True, exist_ok=True)
+        todo = runs_to_do(results, tasks, rows, args.seeds, args.force)
+        failed = run_jobs(__file__, todo, args.jobs, passed)
+        if not todo:
+            return 0
+        if len(failed) == len(todo):
+            print("no run finished; the report is unchanged", flush=True)
+            return 1
     print(json.dumps({"tasks": {t: list(e["rows"]) for t, e in report(results)["tasks"].items()}}))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -79,12 +79,14 @@ import itertools
 import json
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from common import (
+    RunFailed,
     claimed,
     code_commit,
     load_average,
@@ -456,7 +458,11 @@ def main() -> None:
     if args.max_env_steps is not None and out_dir == RESULTS.resolve():
         parser.error("--max-env-steps is for smoke runs: give an --out-dir outside benchmarks/results")
     if args.one:
-        run_one(args.one[0], args.one[1], int(args.one[2]), out_dir, args.max_env_steps, args.force)
+        try:
+            run_one(args.one[0], args.one[1], int(args.one[2]), out_dir, args.max_env_steps, args.force)
+        except RunFailed as error:
+            print(f"suite_ablations: {error}", file=sys.stderr, flush=True)
+            sys.exit(1)
         return
     if not args.report:
         todo = [(task, variant, seed) for task in args.only for variant in ABLATIONS[task].variants
@@ -465,8 +471,11 @@ def main() -> None:
         extra = ["--out-dir", str(out_dir), *(["--force"] if args.force else [])]
         if args.max_env_steps is not None:
             extra += ["--max-env-steps", str(args.max_env_steps)]
-        if not run_jobs(__file__, todo, args.jobs, extra):
-            return
+        failed = run_jobs(__file__, todo, args.jobs, extra)
+        if not todo or len(failed) == len(todo):
+            sys.exit(1 if failed else 0)
+        report(out_dir)
+        sys.exit(1 if failed else 0)
     report(out_dir)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +24,29 @@ from suite import (
     SAMPLE_EFFICIENCY_TASKS,
     TASKS,
     config_file,
-    result_path,
     rows_of,
+    runs_to_do,
     seeds_asked,
     seeds_text,
     task_runs_dir,
 )
 from suite_plots import plot, plot_aggregate, plot_wall_time
 from suite_stats import averaged_against_live, iqm_interval, probability_of_improvement, suite_statistics
+
+
+def complete_runs(paths: Any, budget: int) -> list[dict[str, Any]]:
+    """The run files of ``paths`` whose last evaluation is at ``budget``; each other one is named on stderr and
+    left out (a run cut short, or written over by a second run of the same seed)."""
+    runs = []
+    for path in paths:
+        run = json.loads(path.read_text())
+        if run["eval_steps"] and run["eval_steps"][-1] == budget:
+            runs.append(run)
+        else:
+            last = run["eval_steps"][-1] if run["eval_steps"] else 0
+            print(f"left out of the report: {path} (its last evaluation is at {last:,} env steps, the budget is "
+                  f"{budget:,})", file=sys.stderr)
+    return runs
 
 
 def collect(results: Path) -> dict[str, Any]:
@@ -42,8 +58,7 @@ def collect(results: Path) -> dict[str, Any]:
     for task, spec in TASKS.items():
         rows: dict[str, Any] = {}
         for row in ROWS:
-            runs = sorted((json.loads(p.read_text())
-                           for p in task_runs_dir(results, task).glob(f"{row}_seed_*.json")),
+            runs = sorted(complete_runs(task_runs_dir(results, task).glob(f"{row}_seed_*.json"), spec.budget),
                           key=lambda r: r["seed"])
             if not runs:
                 continue
@@ -291,8 +306,8 @@ DOCS_END = "<!-- end of the suite results -->"
 
 def readme_table(suite: dict[str, Any]) -> str:
     """The README's table of the five locomotion tasks at 100k env steps: per task and row the mean final return and
-    its seeds (the recommended row also its IQM's 95% interval), then the CrossQ paper's and the best published
-    100k figures; a row without runs on a task shows a dash."""
+    its seeds (the recommended row also its IQM with the IQM's 95% interval), then the CrossQ paper's and the best
+    published 100k figures; a row without runs on a task shows a dash."""
     header = ["task", *(f"{row} (recommended)" if row == RECOMMENDED_ROW else row for row in README_ROWS),
               "CrossQ paper", "best published"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -306,8 +321,8 @@ def readme_table(suite: dict[str, Any]) -> str:
             finals = rows[row]["final_returns"]
             cell = f"{statistics.mean(finals):,.0f} ({len(finals)})"
             if row == RECOMMENDED_ROW:
-                low, high = iqm_interval([[x] for x in finals])[1]
-                cell += f" [{low:,.0f}, {high:,.0f}]"
+                iqm, (low, high) = iqm_interval([[x] for x in finals])
+                cell += f"; IQM {iqm:,.0f} [{low:,.0f}, {high:,.0f}]"
             cells.append(cell)
         published = PUBLISHED_100K[task]
         cells += [f"{published.crossq_paper:,}", f"{published.best:,} ({published.best_method})"]
@@ -403,21 +418,30 @@ def report(results: Path) -> dict[str, Any]:
     return suite
 
 
-def missing_runs(suite: dict[str, Any], results: Path) -> list[dict[str, Any]]:
-    """The frontier issue's runs still to do on the locomotion tasks (seeds 0 to ``seeds_asked(row) - 1`` of every
-    row the task runs), each with an estimate of its CPU minutes: the median of the row's finished runs on that
-    task, else on any locomotion task, else None."""
+def missing_runs(suite: dict[str, Any], results: Path,
+                 asked: tuple[list[str], list[str], list[int] | None] | None = None,
+                 committed: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The runs still to do: by default the frontier issue's on the locomotion tasks (the seeds each row is asked
+    for, ``default_seeds``), or those of ``asked`` (tasks, rows, seeds: None for each row's default seeds); each
+    with an estimate of its CPU minutes: the median of the row's finished runs on that task, else on any task of
+    its kind (locomotion or not), from ``suite`` or else from ``committed`` (the committed results' suite), else
+    None."""
     def cpu_minutes(row: str, tasks: list[str]) -> list[float]:
-        return [seconds / 60 for task in tasks for seconds in
-                suite["tasks"].get(task, {}).get("rows", {}).get(row, {}).get("cpu_seconds", []) if seconds]
+        for source in (suite, committed or {}):
+            found = [seconds / 60 for task in tasks for seconds in
+                     source.get("tasks", {}).get(task, {}).get("rows", {}).get(row, {}).get("cpu_seconds", [])
+                     if seconds]
+            if found:
+                return found
+        return []
 
+    tasks, rows, seeds = asked if asked is not None else (list(SAMPLE_EFFICIENCY_TASKS), None, None)
     missing = []
-    for task in SAMPLE_EFFICIENCY_TASKS:
-        for row in rows_of(task):
-            seeds = [seed for seed in range(seeds_asked(row)) if not result_path(results, task, row, seed).exists()]
-            estimate = cpu_minutes(row, [task]) or cpu_minutes(row, list(SAMPLE_EFFICIENCY_TASKS))
-            missing += [{"task": task, "row": row, "seed": seed,
-                         "cpu_minutes": statistics.median(estimate) if estimate else None} for seed in seeds]
+    for task, row, seed in runs_to_do(results, tasks, rows or list(ROWS), seeds):
+        kind = [t for t in TASKS if (t in SAMPLE_EFFICIENCY_TASKS) == (task in SAMPLE_EFFICIENCY_TASKS)]
+        estimate = cpu_minutes(row, [task]) or cpu_minutes(row, kind)
+        missing.append({"task": task, "row": row, "seed": seed,
+                        "cpu_minutes": statistics.median(estimate) if estimate else None})
     return missing
 
 
@@ -433,6 +457,7 @@ def todo_text(missing: list[dict[str, Any]]) -> str:
                      f"{'unknown' if estimate is None else f'{estimate:.0f}'} |")
     known = [r["cpu_minutes"] for r in missing if r["cpu_minutes"] is not None]
     unknown = len(missing) - len(known)
-    lines += ["", f"{len(missing)} runs missing: about {sum(known) / 60:.1f} CPU hours for {len(known)} of them"
+    count = f"{len(missing)} run{'' if len(missing) == 1 else 's'}"
+    lines += ["", f"{count} missing: about {sum(known) / 60:.1f} CPU hours for {len(known)} of them"
               + (f", {unknown} without an estimate (no finished run of their row yet)" if unknown else "") + "."]
     return "\n".join(lines)

@@ -196,12 +196,13 @@ def recommendation(suite: dict[str, Any]) -> dict[str, Any]:
     for row in listed:
         matrix = final_matrix(suite, row, tasks, normalize=True)
         iqm, ci = iqm_interval(matrix)
-        per_task = {task: stability_ratio(suite["tasks"][task]["rows"][row]["eval_returns"]) for task in tasks}
+        count = int(matrix.shape[0])  # the seeds the IQM has on every task: the stability is over the same runs
+        per_task = {task: stability_ratio(suite["tasks"][task]["rows"][row]["eval_returns"][:count]) for task in tasks}
         known = [x for x in per_task.values() if x is not None]
         cpu_minutes = [seconds / 60 * 100_000 / suite["tasks"][task]["budget"] for task in tasks
                        for seconds in suite["tasks"][task]["rows"][row]["cpu_seconds"] if seconds is not None]
         result["rows"][row] = {
-            "seeds_per_task": int(matrix.shape[0]), "normalized_iqm": iqm, "ci": ci, "stability": per_task,
+            "seeds_per_task": count, "normalized_iqm": iqm, "ci": ci, "stability": per_task,
             "lowest_stability": min(known) if len(known) == len(per_task) else None,
             "cpu_minutes_per_100k": statistics.median(cpu_minutes) if cpu_minutes else None,
             "candidate": row in CANDIDATE_ROWS}

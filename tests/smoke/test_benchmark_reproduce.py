@@ -81,6 +81,6 @@ def test_suite_ablations_force_reruns_a_finished_run(tmp_path: Path) -> None:
     assert (result.stat().st_ino, result.stat().st_mtime_ns) == written
     forced = _ablations(tmp_path, "--force")
     assert forced.returncode == 0, forced.stderr[-2000:]
-    assert "1 runs to do" in forced.stdout
+    assert "1 run to do" in forced.stdout
     assert (result.stat().st_ino, result.stat().st_mtime_ns) != written  # trained again and replaced
     assert json.loads(result.read_text())["budget"] == 200

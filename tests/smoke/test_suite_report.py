@@ -269,7 +269,7 @@ def test_the_readme_table_is_written_between_its_markers_and_only_there(tmp_path
     assert suite_report.write_readme_table(report, readme)
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("outro\n") and "stale" not in text
-    assert "| Hopper-v5 | 3,100 (3) [3,000, 3,200] | 2,025 (2) | – |" in text
+    assert "| Hopper-v5 | 3,100 (3); IQM 3,100 [3,000, 3,200] | 2,025 (2) | – |" in text
     assert "| Walker2d-v5 | – | – |" in text
     assert "0.83" in text  # P(3000, 3100 or 3200 beats 1000 or 3050) = 5 of 6 pairs
     readme.write_text("no markers\n")
