@@ -329,6 +329,8 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
     seconds: list[float] = []
     resumed_at: list[int] = []
     earlier = {"wall_seconds": 0.0, "cpu_seconds": 0.0}  # spent in sittings before a resume
+    earlier_commits: list[dict[str, Any]] = []  # the code each earlier sitting trained with
+    this_commit = code_commit()
     identity = {"task": task, "row": row, "seed": seed, "budget": spec.budget, "settings": settings}
     loaded = None if snapshots is None else sb3_snapshot.load(snapshots, type(model), env, identity, seed)
     if loaded is not None:
@@ -336,6 +338,7 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
         steps, returns, seconds = progress["eval_steps"], progress["eval_returns"], progress["eval_wall_seconds"]
         resumed_at = [*progress["resumed_at_steps"], model.num_timesteps]
         earlier = {key: progress[key] for key in earlier}
+        earlier_commits = progress.get("sitting_commits", [])  # absent from snapshots taken before it was kept
         print(f"{task} {row} seed {seed}: resumed at {model.num_timesteps} env steps from {snapshots}", flush=True)
     cpu_started = cpu_seconds()
 
@@ -365,7 +368,8 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
                 self.snapshot_due = False
                 snapshot = sb3_snapshot.save(snapshots, model, {
                     "identity": identity, "eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds,
-                    "resumed_at_steps": resumed_at, "wall_seconds": time.perf_counter() - started,
+                    "resumed_at_steps": resumed_at, "sitting_commits": [*earlier_commits, this_commit],
+                    "wall_seconds": time.perf_counter() - started,
                     "cpu_seconds": cpu_seconds() - cpu_started + earlier["cpu_seconds"]})
                 if after_snapshot is not None:
                     self.go_on = after_snapshot(snapshot, model)
@@ -378,7 +382,8 @@ def run_sb3(task: str, row: str, seed: int, critic_width: int | None = None,
     env.close()
     if snapshots is not None:
         sb3_snapshot.discard(snapshots)
-    resumed = {"resumed_at_steps": resumed_at, "cpu_seconds_in_earlier_sittings": earlier["cpu_seconds"]}
+    resumed = {"resumed_at_steps": resumed_at, "cpu_seconds_in_earlier_sittings": earlier["cpu_seconds"],
+               "earlier_sittings_code_commits": earlier_commits}
     return {**(resumed if resumed_at else {}),
             "eval_steps": steps, "eval_returns": returns, "eval_wall_seconds": seconds, "wall_seconds": round(wall, 3),
             "settings": {"library": library, "library_version": metadata.version(library), "algorithm": algorithm,

@@ -97,7 +97,7 @@ from common import (
     run_jobs,
     train_run,
 )
-from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, result_path
+from suite import EVAL_EPISODES, RESULTS, ROOT, TASKS, config_file, positive_int, result_path
 
 SOLVED = {"MountainCarContinuous-v0": 90.0}
 """Solved scores where the task defines one (Gymnasium's reward threshold)."""
@@ -445,7 +445,7 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS), metavar="NAME",
                         help="run only these (each task runs those of them it has)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=positive_int, default=2)
     parser.add_argument("--report", action="store_true", help="only rebuild the JSON, the table and the plots")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="where results go (default: benchmarks/results; run dirs then go to runs/)")
@@ -465,12 +465,21 @@ def main() -> None:
             sys.exit(1)
         return
     if not args.report:
+        missing = [name for name in args.variants if not any(name in ABLATIONS[task].variants for task in args.only)]
+        if missing and not (set(args.variants) - set(missing)):
+            where = {name: [task for task in ABLATIONS if name in ABLATIONS[task].variants] for name in missing}
+            parser.error("; ".join(f"{name} is not a variant of {', '.join(args.only)} (it runs on "
+                                   f"{', '.join(where[name])})" for name in missing))
+        for name in missing:
+            print(f"suite_ablations: {name} is not a variant of {', '.join(args.only)}; skipped", file=sys.stderr)
         todo = [(task, variant, seed) for task in args.only for variant in ABLATIONS[task].variants
                 if variant in args.variants for seed in args.seeds
                 if args.force or not run_file(out_dir, task, variant, seed).exists()]
         extra = ["--out-dir", str(out_dir), *(["--force"] if args.force else [])]
         if args.max_env_steps is not None:
             extra += ["--max-env-steps", str(args.max_env_steps)]
+        if not todo:
+            print("suite_ablations: every asked run has its result file already (--force runs them again)")
         failed = run_jobs(__file__, todo, args.jobs, extra)
         if not todo or len(failed) == len(todo):
             sys.exit(1 if failed else 0)

@@ -156,3 +156,21 @@ def test_the_study_scripts_say_their_defaults_and_the_skip(name):
     if name == "critic_width.py":
         assert "--taus follow-up" in text and "HalfCheetah-v5 runs with --taus (seeds 5-9)" in text
         assert "Would a wider critic lift" not in text
+
+
+# ------------------------------------------------------------------------------------------ suite_ablations.py
+def test_an_ablation_the_task_does_not_have_is_one_line_naming_where_it_runs(tmp_path):
+    result = script("suite_ablations.py", "--only", "Hopper-v5", "--variants", "no_noise", "--out-dir", str(tmp_path))
+    line = one_line_refusal(result)
+    assert "no_noise is not a variant of Hopper-v5 (it runs on MountainCarContinuous-v0)" in line, line
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_ablation_runner_says_when_nothing_is_left_to_run(tmp_path):
+    folder = tmp_path / "suite_ablations" / "hopper"
+    folder.mkdir(parents=True)
+    (folder / "ou_seed_0.json").write_text("{}")
+    result = script("suite_ablations.py", "--only", "Hopper-v5", "--variants", "ou", "--seeds", "0",
+                    "--out-dir", str(tmp_path))
+    assert "every asked run has its result file already (--force runs them again)" in result.stdout, result.stdout
+    assert "Traceback" not in result.stderr

@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sb3_contrib = pytest.importorskip("sb3_contrib")
 suite = pytest.importorskip("suite")
 sb3_snapshot = pytest.importorskip("sb3_snapshot")
+common = pytest.importorskip("common")
 
 TASK = "InvertedPendulum-v5"
 LEARNING_STARTS = 10
@@ -75,6 +76,8 @@ def test_a_run_cut_short_goes_on_from_its_last_evaluation(short_task, tmp_path, 
     result = suite.run_sb3(TASK, "sb3_crossq", 0, snapshots=folder)
     assert result["eval_steps"] == [20, 40, 60] and result["eval_returns"][:2] == progress["eval_returns"]
     assert result["resumed_at_steps"] == [40]
+    # The earlier sitting's code is kept beside the result's own code_commit (the one of the last sitting).
+    assert result["earlier_sittings_code_commits"] == progress["sitting_commits"] == [common.code_commit()]
     assert result["cpu_seconds_in_earlier_sittings"] == pytest.approx(progress["cpu_seconds"])
     assert result["eval_wall_seconds"][2] > progress["wall_seconds"]  # the clock goes on from the earlier sitting's
     assert not folder.exists()  # done: nothing left to resume
