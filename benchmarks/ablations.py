@@ -28,7 +28,6 @@ import json
 import math
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import code_commit, load_average, machine_info, train_run
+from common import RunFailed, code_commit, load_average, machine_info, train_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,8 +137,8 @@ def one_run(task: Task, variant: Variant, seed: int, workdir: Path, quick: bool)
     bindings = (task.quick if quick else task.budget) + list(variant.bindings)
     try:
         summary = train_run(task.config, seed, run_dir, bindings, threads=1)
-    except subprocess.CalledProcessError as error:
-        return {"seed": seed, "error": f"polyak train exited with {error.returncode}"}
+    except RunFailed as error:
+        return {"seed": seed, "error": str(error)}
     curve = read_curve(run_dir, task.curve_kind)
     scores = [score for _, score in curve]
     tail = scores[-max(1, len(scores) // 5):] if scores else []

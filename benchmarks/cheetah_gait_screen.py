@@ -25,12 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from cheetah_posture import polyak_policies, posture, run_evaluations
-from common import claimed, code_commit, load_average, machine_info, train_run
+from common import RunFailed, claimed, code_commit, load_average, machine_info, train_run
 from suite import CONFIGS, RESULTS, ROOT, cpu_seconds
 
 STUDY = RESULTS / "cheetah_gait_screen"
@@ -132,7 +133,10 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="only rebuild the report from the result files")
     args = parser.parse_args()
     if not args.report:
-        run_all(args.widths, args.seeds)
+        try:
+            run_all(args.widths, args.seeds)
+        except RunFailed as error:
+            sys.exit(f"cheetah_gait_screen: {error}")
     print(report(), end="")
 
 

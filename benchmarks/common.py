@@ -125,11 +125,12 @@ class RunFailed(Exception):
 def train_run(config: str, seed: int, run_dir: Path, bindings: list[str] | tuple[str, ...], threads: int,
               extra_args: tuple[str, ...] = (), show_errors: bool = False) -> dict[str, Any]:
     """Run ``polyak train`` (with ``extra_args``, e.g. ``--workers 2``) in a subprocess with ``threads`` torch
-    threads; return its summary. A ``run_dir`` left by a run cut short in an earlier sitting is removed first (and
-    said), so the run starts again rather than resuming a half-written one; ``show_errors`` shows the run's stderr
-    as it comes. :class:`RunFailed` when it exits with an error."""
+    threads; return its summary. A ``run_dir`` already there (a run cut short in an earlier sitting, or a finished one
+    run again) is removed first, and said, so the run starts again rather than resuming a half-written one;
+    ``show_errors`` shows the run's stderr as it comes. :class:`RunFailed` when it exits with an error."""
     if run_dir.exists():
-        print(f"removing {run_dir}, left by a run that did not finish: this run starts again", flush=True)
+        left_by = "an earlier run of it" if (run_dir / "summary.json").exists() else "a run that did not finish"
+        print(f"removing {run_dir}, left by {left_by}: this run starts again", flush=True)
         shutil.rmtree(run_dir)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     command = [sys.executable, "-m", "polyak.cli", "train", "--config", config, "--seed", str(seed),

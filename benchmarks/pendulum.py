@@ -37,6 +37,9 @@ def recorded_config(config: str) -> str:
     from polyak.ginconf import resolve_config
 
     path = resolve_config(config)
+    shipped = (ROOT / "configs").resolve()
+    if path.resolve().is_relative_to(shipped):  # a shipped config by name or by path: as configs/ names it
+        return (Path("configs") / path.resolve().relative_to(shipped)).as_posix()
     for candidate in (Path(os.path.abspath(path)), path.resolve()):  # the link's path first: configs/, not src/
         if candidate.is_relative_to(ROOT):
             return candidate.relative_to(ROOT).as_posix()
@@ -102,7 +105,8 @@ def main() -> None:
 
     started, load_before = time.perf_counter(), load_average()
     with tempfile.TemporaryDirectory() as tmp:
-        check_plan(args.config, args.gin_param, args.seeds[0], args.workers, Path(tmp))
+        for seed in args.seeds:
+            check_plan(args.config, args.gin_param, seed, args.workers, Path(tmp))
         try:
             with ThreadPoolExecutor(args.jobs) as pool:
                 seeds = list(pool.map(lambda s: one_seed(args.config, s, Path(tmp), args.gin_param, args.workers),

@@ -497,6 +497,12 @@ def main() -> None:
     if (args.report or args.todo) and not args.one and not results.is_dir():
         parser.error(f"--out-dir {args.out_dir} does not exist: there are no result files to "
                      f"{'report' if args.report else 'count'}")
+    if args.rows is not None and not args.one and not args.report:
+        not_run = rows_not_run(args.only or list(TASKS), args.rows)
+        if len(not_run) == len(args.rows):
+            parser.error("; ".join(not_run))
+        for line in not_run:
+            print(f"suite: {line}; left out", file=sys.stderr, flush=True)
     try:
         sys.exit(_run(args, results))
     except KeyboardInterrupt:
@@ -526,9 +532,6 @@ def _run(args: argparse.Namespace, results: Path) -> int:
         return 0
     failed: list[tuple[str, str, int]] = []
     if not args.report:
-        if args.rows is not None:
-            for line in rows_not_run(tasks, rows):
-                print(line, flush=True)
         results.joinpath("suite").mkdir(parents=True, exist_ok=True)
         todo = runs_to_do(results, tasks, rows, args.seeds, args.force)
         failed = run_jobs(__file__, todo, args.jobs, passed)

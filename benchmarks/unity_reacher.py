@@ -13,11 +13,12 @@ import argparse
 import json
 import shutil
 import statistics
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import code_commit, load_average, machine_info, train_run
+from common import RunFailed, code_commit, load_average, machine_info, train_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,4 +77,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RunFailed as error:
+        sys.exit(f"unity_reacher: {error}")

@@ -206,10 +206,14 @@ def _gin_message(error: Exception, bindings: Sequence[str] = (), config_file: Pa
         fields = [f.name for f in dataclasses.fields(cls)] if cls else []
         first = first.rstrip(".") + _suggest(missing.group(2), fields)
     module = re.match(r"No module named '([\w.]+)'", first)
-    if module:
-        root = module.group(1).split(".")[0]
-        first = (f"{first}: a gin file's import finds no {root}.py on the Python path or in the current directory "
-                 f"({os.getcwd()}); {NOT_FOUND_HINT}")
+    statement = next((found for line in lines if (found := re.match(r"(?:import|from) ([\w.]+)", line))), None)
+    if module and statement:
+        missing, imported = module.group(1), statement.group(1)
+        if missing == imported.split(".")[0]:
+            first = (f"{first}: a gin file's import finds no {missing}.py on the Python path or in the current "
+                     f"directory ({os.getcwd()}); {NOT_FOUND_HINT}")
+        elif not f"{imported}.".startswith(f"{missing}."):  # found, but something it imports is not installed
+            first = f"{first} (needed by {imported}, which a gin file imports): install it"
     unknown = re.search(r"No configurable matching '([\w/.]+)'", first)
     if unknown:
         name = unknown.group(1).rsplit("/", 1)[-1]

@@ -1,5 +1,5 @@
-"""The user's own modules (an env's ``module:EnvId``, a gin file's ``import``), found as ``python -m`` finds them:
-the current directory is searched too, after the installed packages, so a file there never hides one."""
+"""The user's own modules (an env's ``module:EnvId``, a gin file's ``import``), found in the current directory too,
+as ``python -m`` would find them, but searched after the installed packages, so a file there never hides one."""
 
 from __future__ import annotations
 

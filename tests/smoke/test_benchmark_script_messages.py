@@ -64,6 +64,12 @@ def test_what_polyak_train_would_refuse_is_refused_up_front(tmp_path, args, word
     assert line.startswith("pendulum: ") and words in line, line
 
 
+def test_every_seed_is_checked_before_any_run_not_only_the_first(tmp_path):
+    line = one_line_refusal(script("pendulum.py", "--seeds", "0", "-1", "--jobs", "1",
+                                   "--out", str(tmp_path / "out.json")))
+    assert line == "pendulum: seed must be a whole number from 0 to 2**63 - 1, got -1", line
+
+
 def test_no_jobs_is_a_usage_error(tmp_path):
     line = one_line_refusal(script("pendulum.py", "--jobs", "0", "--out", str(tmp_path / "out.json")))
     assert "--jobs must be at least 1, got 0" in line
@@ -93,6 +99,8 @@ def test_a_users_config_is_recorded_by_its_path(pendulum, tmp_path, monkeypatch)
     assert pendulum.recorded_config(str(ROOT / "configs" / "pendulum.gin")) == "configs/pendulum.gin"
     monkeypatch.chdir(ROOT)
     assert pendulum.recorded_config("configs/pendulum.gin") == "configs/pendulum.gin"
+    assert pendulum.recorded_config("pendulum") == "configs/pendulum.gin"  # by name: the same file, the same words
+    assert pendulum.recorded_config("suite/hopper_td3") == "configs/suite/hopper_td3.gin"
 
     monkeypatch.setattr(pendulum, "ROOT", tmp_path / "repo")  # a user's file inside the repository
     monkeypatch.chdir(tmp_path / "repo")
@@ -172,5 +180,18 @@ def test_the_ablation_runner_says_when_nothing_is_left_to_run(tmp_path):
     (folder / "ou_seed_0.json").write_text("{}")
     result = script("suite_ablations.py", "--only", "Hopper-v5", "--variants", "ou", "--seeds", "0",
                     "--out-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
     assert "every asked run has its result file already (--force runs them again)" in result.stdout, result.stdout
     assert "Traceback" not in result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ ablations.py
+def test_a_failed_ablation_run_is_recorded_as_its_error_not_a_crash_of_the_sweep(tmp_path):
+    spec = importlib.util.spec_from_file_location("ablations_benchmark", BENCHMARKS / "ablations.py")
+    ablations = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = ablations  # its dataclasses look their module up
+    spec.loader.exec_module(ablations)
+    task = ablations.tasks(2000, 2)["pendulum"]
+    bad = ablations.Variant("bad_tau", "test", ("AgentConfig.tau=2.0",))  # polyak refuses it before training
+    record = ablations.one_run(task, bad, 0, tmp_path, quick=True)
+    assert record["seed"] == 0 and "tau" in record["error"] and "Traceback" not in record["error"], record

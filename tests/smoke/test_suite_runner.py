@@ -61,8 +61,17 @@ def test_a_row_no_asked_task_runs_is_said_not_counted_as_done():
     assert suite.rows_not_run(["Pendulum-v1"], ["polyak_td7", "polyak_td3"]) == [
         "polyak_td7 does not run on Pendulum-v1: the suite runs it on HalfCheetah-v5, Hopper-v5, Walker2d-v5, "
         "Ant-v5, Humanoid-v5"]
-    done = run_suite("--only", "Pendulum-v1", "--rows", "polyak_td7", "--todo")
-    assert done.returncode == 0 and "0 runs missing" in done.stdout, done.stdout + done.stderr
+    for mode in ("--todo", "--jobs"):  # counting or running, a row that runs nowhere asked is a mistake
+        refused = run_suite("--only", "Pendulum-v1", "--rows", "polyak_td7", *([mode] if mode == "--todo" else
+                                                                                 [mode, "1"]))
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stdout + refused.stderr
+        assert refused.stderr.strip().splitlines()[-1].endswith(
+            "error: polyak_td7 does not run on Pendulum-v1: the suite runs it on HalfCheetah-v5, Hopper-v5, "
+            "Walker2d-v5, Ant-v5, Humanoid-v5"), refused.stderr
+    partly = run_suite("--only", "Walker2d-v5", "--rows", "polyak_td3", "polyak_ddpg", "--todo", "--seeds", "0")
+    assert partly.returncode == 0, partly.stdout + partly.stderr
+    assert "suite: polyak_ddpg does not run on Walker2d-v5: the suite runs it on " in partly.stderr, partly.stderr
+    assert "; left out" in partly.stderr
 
 
 def test_todo_counts_the_tasks_rows_and_seeds_it_is_asked_about(tmp_path):
@@ -81,4 +90,6 @@ def test_todo_counts_the_tasks_rows_and_seeds_it_is_asked_about(tmp_path):
 def test_report_and_todo_refuse_a_results_directory_that_does_not_exist(tmp_path):
     done = run_suite("--report", "--out-dir", str(tmp_path / "typo"))
     assert done.returncode == 2 and "does not exist: there are no result files to report" in done.stderr
+    done = run_suite("--todo", "--out-dir", str(tmp_path / "typo"))
+    assert done.returncode == 2 and "does not exist: there are no result files to count" in done.stderr
     assert not (tmp_path / "typo").exists()

@@ -158,3 +158,21 @@ def test_a_gin_files_import_finds_a_module_in_the_current_directory(tmp_path, mo
     with pytest.raises(ConfigError, match=re.escape(f"no polyak_test_no_such_module.py on the Python path or in the "
                                                     f"current directory ({tmp_path}); run polyak in the directory")):
         parse_gin(missing, [])
+
+
+def test_a_module_missing_inside_the_users_own_module_is_not_blamed_on_the_search_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry not in ("", str(tmp_path))])
+    (tmp_path / "polyak_test_needs_a_dependency.py").write_text("import polyak_test_uninstalled_dependency\n")
+    config = tmp_path / "mine.gin"
+    config.write_text("import polyak_test_needs_a_dependency\n")
+    try:
+        with pytest.raises(ConfigError) as raised:
+            parse_gin(config, [])
+    finally:
+        sys.modules.pop("polyak_test_needs_a_dependency", None)
+        gin.clear_config()
+    message = str(raised.value)
+    assert ("No module named 'polyak_test_uninstalled_dependency' (needed by polyak_test_needs_a_dependency, "
+            "which a gin file imports): install it") in message, message
+    assert "current directory" not in message

@@ -20,8 +20,8 @@ EnvMaker = Callable[[], gym.Env]
 
 
 def import_user_module(module: str, needed_by: str) -> None:
-    """Import ``module`` as ``python -m`` would find it: the current directory is searched too (after the
-    installed packages, so a file there never hides one). An EnvError starting with ``needed_by`` when it cannot be
+    """Import ``module``, found in the current directory too (searched after the installed packages, unlike
+    ``python -m``, so a file there never hides one). An EnvError starting with ``needed_by`` when it cannot be
     imported; one that cannot be found says how to make it found."""
     cwd = search_current_directory()
     why = f"{needed_by} needs module {module!r}, which cannot be imported"
@@ -39,7 +39,7 @@ def import_user_module(module: str, needed_by: str) -> None:
 
 def resolve_env_id(env_id: str) -> str:
     """Gymnasium's ``module:EnvId`` convention: import ``module`` (which registers the env; the current directory
-    is searched, as ``python -m`` does), return ``EnvId``."""
+    is searched too, after the installed packages), return ``EnvId``."""
     module, separator, name = env_id.partition(":")
     if not separator:
         return env_id
