@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "polyak.scores", "polyak.schedule", "polyak.td7", "polyak.spaces", "polyak.safe_files", "polyak.runlock",
      "polyak.evaluation", "polyak.replay.nstep", "polyak.replay.sumtree", "polyak.replay.storage", "polyak.envs",
      "polyak.wandb_sink", "polyak.distributed.apex_pace", "polyak.distributed.grid",
-     "polyak.distributed.ray_runtime", "polyak.threads"),
+     "polyak.distributed.ray_runtime", "polyak.threads", "polyak.user_modules"),
     # configuration: the dataclasses, gin at the edge of them, their JSON form, the device
     ("polyak.config", "polyak.ginconf", "polyak.config_json", "polyak.device", "polyak.model_card",
      "polyak.checkpoint"),
