@@ -9,7 +9,7 @@ import platform
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,6 +116,13 @@ def claimed(result: Path) -> Iterator[bool]:
         yield True
     finally:
         lock.release()
+
+
+def not_offered(asked: list[str], chosen: list[str], offered: dict[str, Collection[str]]) -> dict[str, list[str]]:
+    """Each ``asked`` name that none of the ``chosen`` groups offers (a row no asked task runs, a variant no asked
+    task ablates), with the groups of ``offered`` that do offer it."""
+    return {name: [group for group, names in offered.items() if name in names]
+            for name in asked if not any(name in offered[group] for group in chosen)}
 
 
 class RunFailed(Exception):

@@ -40,7 +40,7 @@ def recorded_config(config: str) -> str:
     shipped = (ROOT / "configs").resolve()
     if path.resolve().is_relative_to(shipped):  # a shipped config by name or by path: as configs/ names it
         return (Path("configs") / path.resolve().relative_to(shipped)).as_posix()
-    for candidate in (Path(os.path.abspath(path)), path.resolve()):  # the link's path first: configs/, not src/
+    for candidate in (Path(os.path.abspath(path)), path.resolve()):  # a path through a link as given, first
         if candidate.is_relative_to(ROOT):
             return candidate.relative_to(ROOT).as_posix()
     return config

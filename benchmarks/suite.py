@@ -56,6 +56,7 @@ from common import (
     code_commit,
     load_average,
     machine_info,
+    not_offered,
     read_metrics,
     run_jobs,
     sb3_deterministic_action,
@@ -456,12 +457,9 @@ def positive_int(text: str) -> int:
 
 def rows_not_run(tasks: list[str], rows: list[str]) -> list[str]:
     """One line per asked row that none of the asked tasks runs (``rows_of``), with the tasks that do run it."""
-    lines = []
-    for row in rows:
-        if not any(row in rows_of(task) for task in tasks):
-            where = [task for task in TASKS if row in rows_of(task)]
-            lines.append(f"{row} does not run on {', '.join(tasks)}: the suite runs it on {', '.join(where)}")
-    return lines
+    where = not_offered(rows, tasks, {task: rows_of(task) for task in TASKS})
+    return [f"{row} does not run on {', '.join(tasks)}: the suite runs it on {', '.join(on)}"
+            for row, on in where.items()]
 
 
 def main() -> None:

@@ -93,6 +93,7 @@ from common import (
     machine_info,
     machines_by_kind,
     newest_commit,
+    not_offered,
     read_metrics,
     run_jobs,
     train_run,
@@ -465,11 +466,11 @@ def main() -> None:
             sys.exit(1)
         return
     if not args.report:
-        missing = [name for name in args.variants if not any(name in ABLATIONS[task].variants for task in args.only)]
-        if missing and not (set(args.variants) - set(missing)):
-            where = {name: [task for task in ABLATIONS if name in ABLATIONS[task].variants] for name in missing}
-            parser.error("; ".join(f"{name} is not a variant of {', '.join(args.only)} (it runs on "
-                                   f"{', '.join(where[name])})" for name in missing))
+        offered = {task: ablation.variants for task, ablation in ABLATIONS.items()}
+        missing = not_offered(args.variants, args.only, offered)
+        if len(missing) == len(args.variants):
+            parser.error("; ".join(f"{name} is not a variant of {', '.join(args.only)} (it runs on {', '.join(on)})"
+                                   for name, on in missing.items()))
         for name in missing:
             print(f"suite_ablations: {name} is not a variant of {', '.join(args.only)}; skipped", file=sys.stderr)
         todo = [(task, variant, seed) for task in args.only for variant in ABLATIONS[task].variants
