@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from common import code_commit, cpu_kind, load_average, machine_info, read_metrics
+from common import RunFailed, code_commit, cpu_kind, load_average, machine_info, read_metrics, require_whole_run
 from suite import EVAL_EPISODES, TASKS, config_file, cpu_seconds
 from suite_stats import stability_ratio
 
@@ -105,7 +105,7 @@ def train(task: str, seed: int, taus: tuple[float, ...], budget: int | None = No
 
     learner.update = update
     started = time.time()
-    trainer.run()
+    require_whole_run(trainer.run(), run_dir)
     metrics = read_metrics(run_dir)
     evals = [(int(r["env_steps"]), float(r["score"])) for r in metrics if r["kind"] == "eval"]
     live = [float(r["score"]) for r in metrics if r["kind"] == "eval_live"]
@@ -262,7 +262,10 @@ def main() -> None:
     if args.report:
         print(report())
         return
-    print(run(args.task, args.seed, tuple(args.taus), args.budget))
+    try:
+        print(run(args.task, args.seed, tuple(args.taus), args.budget))
+    except RunFailed as error:
+        sys.exit(f"actor_average: {error}")
 
 
 if __name__ == "__main__":

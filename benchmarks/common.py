@@ -129,6 +129,14 @@ class RunFailed(Exception):
     """``polyak train`` exited with an error: the message is one line (polyak's own, or where it was shown)."""
 
 
+def require_whole_run(summary: Any, run_dir: Path) -> None:
+    """:class:`RunFailed` when a run trained in this process stopped before its budget: polyak's ``Trainer.run``
+    returns on SIGINT/SIGTERM with ``interrupted`` set, and the evaluations it logged so far are not a result."""
+    if summary.interrupted is not None:
+        raise RunFailed(f"the run in {run_dir} was stopped by {summary.interrupted} at {summary.env_steps} env steps, "
+                        "before its budget: no result written")
+
+
 def train_run(config: str, seed: int, run_dir: Path, bindings: list[str] | tuple[str, ...], threads: int,
               extra_args: tuple[str, ...] = (), show_errors: bool = False) -> dict[str, Any]:
     """Run ``polyak train`` (with ``extra_args``, e.g. ``--workers 2``) in a subprocess with ``threads`` torch

@@ -62,7 +62,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import claimed, code_commit, cpu_kind, load_average, machine_info
+from common import RunFailed, claimed, code_commit, cpu_kind, load_average, machine_info
 from suite import (
     RECOMMENDED_ROW,
     RESULTS,
@@ -505,13 +505,16 @@ def main() -> None:
         return
     if args.width <= 0:
         sys.exit(f"critic_width: --width must be positive, got {args.width}")
-    if args.taus is not None:
-        taus = tuple(args.taus) or TAUS
-        if any(not 0.0 < tau <= 1.0 for tau in taus):
-            sys.exit(f"critic_width: every --taus rate must be in (0, 1], got {' '.join(map(str, taus))}")
-        train_with_averages(args.task, args.width, args.seed, taus)
-        return
-    train(args.task, args.width, args.seed)
+    taus = None if args.taus is None else tuple(args.taus) or TAUS
+    if taus is not None and any(not 0.0 < tau <= 1.0 for tau in taus):
+        sys.exit(f"critic_width: every --taus rate must be in (0, 1], got {' '.join(map(str, taus))}")
+    try:
+        if taus is None:
+            train(args.task, args.width, args.seed)
+        else:
+            train_with_averages(args.task, args.width, args.seed, taus)
+    except RunFailed as error:
+        sys.exit(f"critic_width: {error}")
 
 
 if __name__ == "__main__":

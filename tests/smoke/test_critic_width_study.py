@@ -296,3 +296,37 @@ def test_the_shipping_rule_keeps_the_256_wide_row_when_a_task_ends_less_steady(t
 def test_a_follow_up_label_names_its_rate():
     assert critic_width.pick_rate("w512 tau 0.0005") == 0.0005
     assert critic_width.pick_rate("w512 shipped") == critic_width.SHIPPED_RATE
+
+
+def test_a_follow_up_run_stopped_by_a_signal_writes_no_result(tmp_path, monkeypatch):
+    """SIGTERM ends polyak's trainer cleanly (a checkpoint, no summary); the study must not then record the
+    evaluations so far as a finished run's result, as it once did for a run stopped at 55,000 of 100,000 steps."""
+    import os
+    import signal
+
+    from common import RunFailed
+
+    import polyak.planning
+
+    actor_average = pytest.importorskip("actor_average")
+    real_open_trainer = polyak.planning.open_trainer
+
+    def open_trainer_stopped_at_its_first_evaluation(plan, on_evaluation):
+        def stop_then_record(env_steps, score):
+            os.kill(os.getpid(), signal.SIGTERM)  # the trainer's handler takes it: the loop ends after this step
+            on_evaluation(env_steps, score)
+        return real_open_trainer(plan, stop_then_record)
+
+    monkeypatch.setattr(polyak.planning, "open_trainer", open_trainer_stopped_at_its_first_evaluation)
+    small = ("actor/NetworkConfig.hidden_sizes = (32, 32)", "TrainerConfig.start_steps = 300",
+             "ReplayConfig.min_size = 300", "TrainerConfig.eval_interval = 400", "TrainerConfig.eval_episodes = 2")
+    path = tmp_path / "w32_seed_0.json"
+
+    def train_one(run_dir, binding):
+        return actor_average.train("Hopper-v5", 0, (0.5,), budget=1200, row="polyak_recommended",
+                                   extra_bindings=(*small, binding), run_dir=tmp_path / "run")
+
+    with pytest.raises(RunFailed, match=r"stopped by SIGTERM at 400 env steps, before its budget: no result written"):
+        critic_width.recorded_run(path, "Hopper-v5", 32, 0, "critic_width_test", train_one)
+    assert not path.exists()
+    assert (tmp_path / "run" / "checkpoints").is_dir() and not (tmp_path / "run" / "summary.json").exists()
