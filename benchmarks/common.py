@@ -126,7 +126,8 @@ def not_offered(asked: list[str], chosen: list[str], offered: dict[str, Collecti
 
 
 class RunFailed(Exception):
-    """``polyak train`` exited with an error: the message is one line (polyak's own, or where it was shown)."""
+    """A run exited with an error or was stopped before its budget: the message is one line (polyak's own, or
+    where it was shown)."""
 
 
 def require_whole_run(summary: Any, run_dir: Path) -> None:
