@@ -18,13 +18,19 @@ VECTOR = ["--gin-param", "TrainerConfig.num_envs=2", "--gin-param", "TrainerConf
 pytest.importorskip("ray")
 
 
-def test_local_ray_stays_on_loopback():
-    script = ("from polyak.distributed.ray_runtime import init_ray\n"
+def test_local_ray_stays_on_loopback_and_runs_its_workers_at_the_drivers_priority():
+    """Ray's default nice 15 for workers starved a sweep's trials beside any busy process."""
+    script = ("import os\n"
+              "from polyak.distributed.ray_runtime import init_ray\n"
               "ray = init_ray(None, num_cpus=1, object_store_mb=80)\n"
-              "print('NODES', sorted({n['NodeManagerAddress'] for n in ray.nodes()}))\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=polyak_env(),
-                            timeout=180)
+              "print('NODES', sorted({n['NodeManagerAddress'] for n in ray.nodes()}))\n"
+              "niceness = ray.remote(lambda: os.nice(0))\n"
+              "print('NICE', os.nice(0), ray.get(niceness.remote()))\n")
+    env = {key: value for key, value in polyak_env().items() if key != "RAY_worker_niceness"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=180)
     assert "NODES ['127.0.0.1']" in result.stdout, result.stdout + result.stderr
+    driver, worker = re.search(r"NICE (-?\d+) (-?\d+)", result.stdout).groups()
+    assert worker == driver
 
 
 def test_killed_rollout_worker_is_restarted_and_training_finishes(tmp_path):

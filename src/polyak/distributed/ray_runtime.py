@@ -10,11 +10,14 @@ from types import ModuleType
 from polyak.errors import ConfigError, PolyakError
 
 # Set before ray is imported: no usage statistics, no token auth on a private node, and keep a local node
-# on the loopback address (``_node_ip_address`` alone is not enough in Ray 2.60).
+# on the loopback address (``_node_ip_address`` alone is not enough in Ray 2.60). A local node's raylet starts
+# its workers at nice 15 by default, so a sweep's trials or Ape-X's rollout workers got almost no CPU beside any
+# other busy process (a 28 s Pendulum trial took 400 s beside two training runs): they run at the driver's priority.
 RAY_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_AUTH_MODE": "disabled",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_worker_niceness": "0",
 }
 # Ray workers inherit these: one torch/BLAS thread per process, as the benchmarks and tests use.
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}
