@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +100,8 @@ def claimed(result: Path) -> Iterator[bool]:
     """Hold a claim on the run that writes ``result`` (a lock file beside it) while the block trains it.
 
     Yields False when another runner (another shell, a second sitting) holds the claim: the caller skips the run,
-    instead of deleting that runner's run directory as an unfinished leftover. The claim ends with its process, so
-    a runner killed mid-run leaves nothing that blocks the next sitting.
+    instead of deleting that runner's run directory as an unfinished leftover (:func:`claim_holder` names it). The
+    claim ends with its process, so a runner killed mid-run leaves nothing that blocks the next sitting.
     """
     from filelock import FileLock, Timeout
 
@@ -113,9 +113,26 @@ def claimed(result: Path) -> Iterator[bool]:
         yield False
         return
     try:
+        with suppress(OSError):  # the owner file only names the holder to a runner that is skipped
+            _claim_owner_file(result).write_text(f"{os.getpid()}\n")
         yield True
     finally:
         lock.release()
+
+
+def claim_holder(result: Path) -> str:
+    """Who holds ``result``'s claim, for the line that skips it: "another runner (pid N)", or "another runner"
+    when its owner file cannot be read."""
+    try:
+        pid = int(_claim_owner_file(result).read_text(encoding="ascii")[:20].strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return "another runner"
+    return f"another runner (pid {pid})"
+
+
+def _claim_owner_file(result: Path) -> Path:
+    # beside the lock, not in it: a runner that fails to take the lock still opens (and may truncate) the lock file
+    return result.with_suffix(".claim-owner")
 
 
 def not_offered(asked: list[str], chosen: list[str], offered: dict[str, Collection[str]]) -> dict[str, list[str]]:

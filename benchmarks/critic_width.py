@@ -62,7 +62,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import RunFailed, claimed, code_commit, cpu_kind, load_average, machine_info
+from common import RunFailed, claim_holder, claimed, code_commit, cpu_kind, load_average, machine_info
 from suite import (
     RECOMMENDED_ROW,
     RESULTS,
@@ -116,7 +116,7 @@ def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
 
     with claimed(path) as mine:
         if not mine or path.exists():
-            print(f"{path.name}: {'done already' if mine else 'another runner is training it'}; skipped")
+            print(f"{path.name}: {'done already' if mine else claim_holder(path) + ' is training it'}; skipped")
             return None
         torch.set_num_threads(1)
         load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()

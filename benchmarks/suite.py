@@ -52,6 +52,7 @@ from typing import Any
 import sb3_snapshot
 from common import (
     RunFailed,
+    claim_holder,
     claimed,
     code_commit,
     load_average,
@@ -407,7 +408,7 @@ def run_one(results: Path, task: str, row: str, seed: int, force: bool = False) 
     path.parent.mkdir(parents=True, exist_ok=True)
     with claimed(path) as mine:
         if not mine:
-            print(f"{task} {row} seed {seed}: another runner is training it; skipped", flush=True)
+            print(f"{task} {row} seed {seed}: {claim_holder(path)} is training it; skipped", flush=True)
         elif force or not path.exists():
             _train_and_write(results, task, row, seed, path)
 

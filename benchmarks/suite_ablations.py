@@ -87,6 +87,7 @@ from typing import Any
 
 from common import (
     RunFailed,
+    claim_holder,
     claimed,
     code_commit,
     load_average,
@@ -201,7 +202,7 @@ def run_one(task: str, variant: str, seed: int, out_dir: Path, max_env_steps: in
     path = run_file(out_dir, task, variant, seed)
     with claimed(path) as mine:
         if not mine:
-            print(f"{task} {variant} seed {seed}: another runner is training it; skipped", flush=True)
+            print(f"{task} {variant} seed {seed}: {claim_holder(path)} is training it; skipped", flush=True)
         elif force or not path.exists():
             _train_and_write(task, variant, seed, out_dir, max_env_steps, path)
 

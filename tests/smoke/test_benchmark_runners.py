@@ -8,9 +8,10 @@ import os
 import subprocess
 import sys
 
-from filelock import FileLock
-
 from tests.smoke.cli_helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from common import claimed
 
 ABLATIONS = ROOT / "benchmarks" / "suite_ablations.py"
 TASK = "MountainCarContinuous-v0"
@@ -45,10 +46,11 @@ def test_a_run_claimed_by_another_runner_is_skipped_and_its_run_dir_kept(tmp_pat
     their_run = tmp_path / "runs" / "mountaincar" / "baseline_seed_0"
     their_run.mkdir(parents=True)
     (their_run / "metrics.csv").write_text("kind,env_steps\n")
-    with FileLock(str(result.with_suffix(".claim")), timeout=0):  # another runner is training it
+    with claimed(result) as mine:  # another runner (this test's process) is training it
+        assert mine
         skipped = ablations(tmp_path, "--one", TASK, "baseline", "0")
     assert skipped.returncode == 0, skipped.stderr[-2000:]
-    assert "another runner is training it; skipped" in skipped.stdout
+    assert f"another runner (pid {os.getpid()}) is training it; skipped" in skipped.stdout
     assert (their_run / "metrics.csv").read_text() == "kind,env_steps\n"
     assert not result.exists()
     trained = ablations(tmp_path, "--one", TASK, "baseline", "0")  # the claim released: now it runs
