@@ -126,10 +126,12 @@ def note(alone: dict, runs: list[dict]) -> str:
         f"Decoupled, 1 -> 2 workers changed env steps/s by {change(d1['env_steps_per_s'], d2['env_steps_per_s'])} "
         f"({d1['env_steps_per_s']:.0f} -> {d2['env_steps_per_s']:.0f}) and learner updates/s by "
         f"{change(d1['updates_per_s'], d2['updates_per_s'])} ({d1['updates_per_s']:.0f} -> "
-        f"{d2['updates_per_s']:.0f}): the processes compete for 2 cores (and Ray runs workers and shards at nice "
-        "15, so any busy process takes CPU from them first), so this is not a scaling measurement. "
-        f"Paced at 1 update per transition, throughput is the learner's ({p1['updates_per_s']:.0f} and "
-        f"{p2['updates_per_s']:.0f} updates/s with 1 and 2 workers) and a second worker cannot add to it. What 2 "
+        f"{d2['updates_per_s']:.0f}): the processes compete for 2 cores (workers, shards and the learner at the "
+        "same priority), so this is not a scaling measurement. "
+        f"Paced at 1 update per transition, throughput is bounded by the learner's ({p1['updates_per_s']:.0f} and "
+        f"{p2['updates_per_s']:.0f} updates/s with 1 and 2 workers, "
+        f"{change(p1['updates_per_s'], p2['updates_per_s'])}, against {alone['learner_updates_per_s']:.0f} alone; "
+        "a second worker can only free the learner from waiting on one worker's rollouts). What 2 "
         "cores cannot show: speed-up with more workers, replay-shard or network limits, multi-node behaviour."
     )
 
