@@ -24,6 +24,7 @@ The comparison leans polyak's way in one respect: the recommended row's actor-av
 Ant-v5 seeds 0-1 and Humanoid-v5 seeds 0-2, which are among the seeds compared here; sb3_crossq gets no such choice.
 
     python benchmarks/baseline_width.py --task Ant-v5 --seed 0     # one run, about 65-100 CPU minutes
+    python benchmarks/baseline_width.py --task Ant-v5 --seed 0 --out-dir /tmp/mine   # reproduce a committed run
     python benchmarks/baseline_width.py --report                   # the table over the result files
 
 Writes ``benchmarks/results/baseline_width/<task stem>/sb3_crossq_w<W>_seed_<seed>.json`` and, with ``--report``,
@@ -64,13 +65,13 @@ def study_path(task: str, width: int, seed: int) -> Path:
     return STUDY / TASKS[task].config_stem / f"{BASELINE_ROW}_w{width}_seed_{seed}.json"
 
 
-def train(task: str, width: int, seed: int) -> None:
+def train(task: str, width: int, seed: int, out_dir: Path | None = None, force: bool = False) -> None:
     """One suite run of ``sb3_crossq`` with a ``width``-wide critic; its result file with the suite's record
-    (commit, machine, load, CPU time)."""
+    (commit, machine, load, CPU time), into ``out_dir`` when given (``force``: over an existing one)."""
     result = recorded_run(study_path(task, width, seed), task, width, seed, "baseline_width",
                           lambda run_dir, _binding: run_sb3(task, BASELINE_ROW, seed, critic_width=width,
                                                                    snapshots=run_dir),
-                          row=BASELINE_ROW)
+                          row=BASELINE_ROW, out_dir=out_dir, force=force)
     if result is not None:
         print(f"{task} {BASELINE_ROW} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)
 
@@ -266,7 +267,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="the suite's seed to run and pair with (default: %(default)s); a seed whose result file "
                              f"(baseline_width/<task stem>/{BASELINE_ROW}_w<W>_seed_<seed>.json under "
-                             "benchmarks/results/) exists is skipped: delete the file to run it again")
+                             "benchmarks/results/) exists is skipped unless --force")
+    parser.add_argument("--out-dir", type=lambda text: Path(text).resolve(),
+                        help="write the run's result file under this folder instead of benchmarks/results/ (same "
+                             "relative path; its snapshots under OUT_DIR/runs/): reproduce a committed run without "
+                             "touching it. --report reads the committed results only")
+    parser.add_argument("--force", action="store_true",
+                        help="run it even when its result file exists; the new file replaces it when the run finishes")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     args = parser.parse_args()
     if args.width <= 0:
@@ -277,7 +284,7 @@ def main() -> None:
     single = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     if any(os.environ.get(name) != value for name, value in single.items()):  # as the suite runs sb3_crossq
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **single})
-    train(args.task, args.width, args.seed)
+    train(args.task, args.width, args.seed, args.out_dir, args.force)
 
 
 if __name__ == "__main__":

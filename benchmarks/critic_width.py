@@ -43,6 +43,7 @@ files they replace move to ``critic_width_partners/``, where the study's pairs k
 
     python benchmarks/critic_width.py --task Ant-v5 --width 512 --seed 0    # one run, ~60 CPU minutes
     python benchmarks/critic_width.py --task Humanoid-v5 --seed 0 --taus    # the follow-up, ~80 CPU minutes
+    python benchmarks/critic_width.py --task Ant-v5 --seed 0 --out-dir /tmp/mine   # reproduce a committed run
     python benchmarks/critic_width.py --report                              # the table over the result files
     python benchmarks/critic_width.py --promote 512    # the rerun's end: its runs become the suite's recommended row
 
@@ -107,20 +108,37 @@ def study_path(task: str, width: int, seed: int) -> Path:
     return STUDY / TASKS[task].config_stem / f"w{width}_seed_{seed}.json"
 
 
+def relocated(path: Path, out_dir: Path | None) -> Path:
+    """Where a result file under ``RESULTS`` goes when a run is reproduced into ``out_dir`` (the same relative
+    path), so the committed file stays as it is."""
+    return path if out_dir is None else out_dir / path.relative_to(RESULTS)
+
+
+def runs_root(out_dir: Path | None) -> Path:
+    """The folder of the study runs' run directories: ``runs/`` of the checkout, or beside an ``--out-dir``'s
+    result files (two runs of one seed into two folders never share a run directory)."""
+    return ROOT / "runs" if out_dir is None else out_dir / "runs"
+
+
 def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
-                 train_one: Callable[[Path, str], dict[str, Any]], row: str = RECOMMENDED_ROW) -> dict[str, Any] | None:
-    """``train_one(run_dir, critic binding)`` under ``path``'s claim, its result file written with the suite's
-    record (commit, machine, load, CPU time) as a run of ``row``; None when the result exists already or another
+                 train_one: Callable[[Path, str], dict[str, Any]], row: str = RECOMMENDED_ROW,
+                 out_dir: Path | None = None, force: bool = False) -> dict[str, Any] | None:
+    """``train_one(run_dir, critic binding)`` under ``path``'s claim (``path`` relocated into ``out_dir`` when
+    given), its result file written with the suite's record (commit, machine, load, CPU time) as a run of ``row``;
+    None when the result exists already (unless ``force``: then it is replaced when the run finishes) or another
     runner has it."""
     import torch
 
+    path = relocated(path, out_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with claimed(path) as mine:
-        if not mine or path.exists():
-            print(f"{path.name}: {'done already' if mine else claim_holder(path) + ' is training it'}; skipped")
+        if not mine or (path.exists() and not force):
+            why = "done already (--force runs it again)" if mine else f"{claim_holder(path)} is training it"
+            print(f"{path}: {why}; skipped")
             return None
         torch.set_num_threads(1)
         load_before, commit, cpu_before = load_average(), code_commit(), cpu_seconds()
-        run_dir = ROOT / "runs" / folder / TASKS[task].config_stem / f"w{width}_seed_{seed}"
+        run_dir = runs_root(out_dir) / folder / TASKS[task].config_stem / f"w{width}_seed_{seed}"
         result = train_one(run_dir, f"critic/NetworkConfig.hidden_sizes = ({width}, {width})")
         budget = TASKS[task].budget
         cpu = cpu_seconds() - cpu_before + result.pop("cpu_seconds_in_earlier_sittings", 0.0)  # an sb3 run resumed
@@ -136,11 +154,13 @@ def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
         return result
 
 
-def train(task: str, width: int, seed: int) -> None:
-    """One suite run of the recommended row with a ``width``-wide critic; its result file, as the suite writes one."""
+def train(task: str, width: int, seed: int, out_dir: Path | None = None, force: bool = False) -> None:
+    """One suite run of the recommended row with a ``width``-wide critic; its result file, as the suite writes one
+    (into ``out_dir`` when given; ``force``: over an existing one)."""
     result = recorded_run(study_path(task, width, seed), task, width, seed, "critic_width",
                           lambda run_dir, binding: run_polyak(task, RECOMMENDED_ROW, seed, extra_bindings=(binding,),
-                                                              run_dir=run_dir))
+                                                              run_dir=run_dir),
+                          out_dir=out_dir, force=force)
     if result is not None:
         print(f"{task} width {width} seed {seed}: final {result['final_return']:.1f}", flush=True)
 
@@ -149,9 +169,11 @@ def averaging_path(task: str, width: int, seed: int) -> Path:
     return AVERAGING / TASKS[task].config_stem / f"w{width}_seed_{seed}.json"
 
 
-def train_with_averages(task: str, width: int, seed: int, taus: tuple[float, ...]) -> None:
+def train_with_averages(task: str, width: int, seed: int, taus: tuple[float, ...], out_dir: Path | None = None,
+                        force: bool = False) -> None:
     """The follow-up's run: the recommended row with a ``width``-wide critic, and averages of the actor at ``taus``
-    evaluated beside its shipped one on the same start states."""
+    evaluated beside its shipped one on the same start states (into ``out_dir`` when given; ``force``: over an
+    existing result)."""
     from actor_average import train as train_averages
 
     pilot = study_path(task, width, seed)
@@ -162,7 +184,8 @@ def train_with_averages(task: str, width: int, seed: int, taus: tuple[float, ...
                                    if pilot.exists() else None)
         return result
 
-    result = recorded_run(averaging_path(task, width, seed), task, width, seed, "critic_width_averaging", train_one)
+    result = recorded_run(averaging_path(task, width, seed), task, width, seed, "critic_width_averaging", train_one,
+                          out_dir=out_dir, force=force)
     if result is not None:
         print(f"{task} width {width} seed {seed}: shipped {result['final_return']:.1f}, "
               + ", ".join(f"tau {tau} {curve[-1]:.1f}" for tau, curve in result["averages"].items()), flush=True)
@@ -487,10 +510,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="the suite's seed to run and pair with (default: %(default)s); a seed whose result file "
                              "(critic_width/<task stem>/w<W>_seed_<seed>.json under benchmarks/results/, with --taus "
-                             "critic_width_averaging/) exists is skipped: delete the file to run it again")
+                             "critic_width_averaging/) exists is skipped unless --force")
     parser.add_argument("--taus", type=float, nargs="*", metavar="TAU",
                         help=f"the follow-up: evaluate averages of the actor at these rates beside the shipped one "
                              f"(no value: {' '.join(map(str, TAUS))})")
+    parser.add_argument("--out-dir", type=lambda text: Path(text).resolve(),
+                        help="write the run's result file under this folder instead of benchmarks/results/ (same "
+                             "relative path; its run directory under OUT_DIR/runs/): reproduce a committed run "
+                             "without touching it. --report reads the committed results only")
+    parser.add_argument("--force", action="store_true",
+                        help="run it even when its result file exists; the new file replaces it when the run finishes")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     parser.add_argument("--promote", type=int, metavar="WIDTH",
                         help="write the rerun's runs at WIDTH as the suite's recommended row (at the follow-up's pick)")
@@ -510,9 +539,9 @@ def main() -> None:
         sys.exit(f"critic_width: every --taus rate must be in (0, 1], got {' '.join(map(str, taus))}")
     try:
         if taus is None:
-            train(args.task, args.width, args.seed)
+            train(args.task, args.width, args.seed, args.out_dir, args.force)
         else:
-            train_with_averages(args.task, args.width, args.seed, taus)
+            train_with_averages(args.task, args.width, args.seed, taus, args.out_dir, args.force)
     except RunFailed as error:
         sys.exit(f"critic_width: {error}")
 

@@ -330,3 +330,30 @@ def test_a_follow_up_run_stopped_by_a_signal_writes_no_result(tmp_path, monkeypa
         critic_width.recorded_run(path, "Hopper-v5", 32, 0, "critic_width_test", train_one)
     assert not path.exists()
     assert (tmp_path / "run" / "checkpoints").is_dir() and not (tmp_path / "run" / "summary.json").exists()
+
+
+def test_a_run_reproduced_into_an_out_dir_leaves_the_committed_file_and_force_runs_it_again(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    monkeypatch.setattr(critic_width, "RESULTS", results)
+    monkeypatch.setattr(critic_width, "STUDY", results / "critic_width")
+    committed = critic_width.study_path("Ant-v5", 512, 3)
+    committed.parent.mkdir(parents=True)
+    committed.write_text(json.dumps(run("Ant-v5", 3, [100.0] * 20, 512)))
+    run_dirs = []
+
+    def train_one(run_dir, binding):
+        run_dirs.append((run_dir, binding))
+        return {"eval_returns": [float(len(run_dirs))] * 20}
+
+    out = tmp_path / "mine"
+    first = critic_width.recorded_run(committed, "Ant-v5", 512, 3, "critic_width", train_one, out_dir=out)
+    reproduced = out / "critic_width" / "ant" / "w512_seed_3.json"
+    assert first["final_return"] == 1.0 and json.loads(reproduced.read_text())["final_return"] == 1.0
+    assert run_dirs == [(out / "runs" / "critic_width" / "ant" / "w512_seed_3",
+                         "critic/NetworkConfig.hidden_sizes = (512, 512)")]
+    assert json.loads(committed.read_text())["eval_returns"] == [100.0] * 20
+    assert critic_width.recorded_run(committed, "Ant-v5", 512, 3, "critic_width", train_one, out_dir=out) is None
+    assert len(run_dirs) == 1  # done already: not trained again
+    again = critic_width.recorded_run(committed, "Ant-v5", 512, 3, "critic_width", train_one, out_dir=out, force=True)
+    assert again["final_return"] == 2.0 and json.loads(reproduced.read_text())["final_return"] == 2.0
+    assert json.loads(committed.read_text())["eval_returns"] == [100.0] * 20
