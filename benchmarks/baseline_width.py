@@ -42,7 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from common import cpu_kind
-from critic_width import BASE_WIDTH, averaging_path, curve_at, follow_up_pick, numbers, recorded_run
+from critic_width import (
+    BASE_WIDTH,
+    add_reproduce_arguments,
+    averaging_path,
+    curve_at,
+    follow_up_pick,
+    make_out_dir,
+    numbers,
+    recorded_run,
+)
 from suite import (
     BASELINE_ROW,
     RECOMMENDED_ROW,
@@ -268,12 +277,7 @@ def main() -> None:
                         help="the suite's seed to run and pair with (default: %(default)s); a seed whose result file "
                              f"(baseline_width/<task stem>/{BASELINE_ROW}_w<W>_seed_<seed>.json under "
                              "benchmarks/results/) exists is skipped unless --force")
-    parser.add_argument("--out-dir", type=lambda text: Path(text).resolve(),
-                        help="write the run's result file under this folder instead of benchmarks/results/ (same "
-                             "relative path; its snapshots under OUT_DIR/runs/): reproduce a committed run without "
-                             "touching it. --report reads the committed results only")
-    parser.add_argument("--force", action="store_true",
-                        help="run it even when its result file exists; the new file replaces it when the run finishes")
+    add_reproduce_arguments(parser, "snapshots")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     args = parser.parse_args()
     if args.width <= 0:
@@ -284,6 +288,7 @@ def main() -> None:
     single = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     if any(os.environ.get(name) != value for name, value in single.items()):  # as the suite runs sb3_crossq
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **single})
+    make_out_dir("baseline_width", args.out_dir)
     train(args.task, args.width, args.seed, args.out_dir, args.force)
 
 

@@ -120,6 +120,26 @@ def runs_root(out_dir: Path | None) -> Path:
     return ROOT / "runs" if out_dir is None else out_dir / "runs"
 
 
+def add_reproduce_arguments(parser: argparse.ArgumentParser, kept: str) -> None:
+    """``--out-dir`` and ``--force`` of a study script whose runs go through :func:`recorded_run` (``kept``: what a
+    run keeps under ``OUT_DIR/runs/`` while it trains)."""
+    parser.add_argument("--out-dir", type=lambda text: Path(text).resolve(),
+                        help="write the run's result file under this folder instead of benchmarks/results/ (same "
+                             f"relative path; its {kept} under OUT_DIR/runs/): reproduce a committed run without "
+                             "touching it. --report reads the committed results only")
+    parser.add_argument("--force", action="store_true",
+                        help="run it even when its result file exists; the new file replaces it when the run finishes")
+
+
+def make_out_dir(script: str, out_dir: Path | None) -> None:
+    """Create ``--out-dir`` before a run starts, or exit with one line saying why it cannot be."""
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            sys.exit(f"{script}: --out-dir {out_dir}: {error.strerror or error}")
+
+
 def recorded_run(path: Path, task: str, width: int, seed: int, folder: str,
                  train_one: Callable[[Path, str], dict[str, Any]], row: str = RECOMMENDED_ROW,
                  out_dir: Path | None = None, force: bool = False) -> dict[str, Any] | None:
@@ -514,12 +534,7 @@ def main() -> None:
     parser.add_argument("--taus", type=float, nargs="*", metavar="TAU",
                         help=f"the follow-up: evaluate averages of the actor at these rates beside the shipped one "
                              f"(no value: {' '.join(map(str, TAUS))})")
-    parser.add_argument("--out-dir", type=lambda text: Path(text).resolve(),
-                        help="write the run's result file under this folder instead of benchmarks/results/ (same "
-                             "relative path; its run directory under OUT_DIR/runs/): reproduce a committed run "
-                             "without touching it. --report reads the committed results only")
-    parser.add_argument("--force", action="store_true",
-                        help="run it even when its result file exists; the new file replaces it when the run finishes")
+    add_reproduce_arguments(parser, "run directory")
     parser.add_argument("--report", action="store_true", help="write the table over the result files")
     parser.add_argument("--promote", type=int, metavar="WIDTH",
                         help="write the rerun's runs at WIDTH as the suite's recommended row (at the follow-up's pick)")
@@ -537,6 +552,7 @@ def main() -> None:
     taus = None if args.taus is None else tuple(args.taus) or TAUS
     if taus is not None and any(not 0.0 < tau <= 1.0 for tau in taus):
         sys.exit(f"critic_width: every --taus rate must be in (0, 1], got {' '.join(map(str, taus))}")
+    make_out_dir("critic_width", args.out_dir)
     try:
         if taus is None:
             train(args.task, args.width, args.seed, args.out_dir, args.force)

@@ -357,3 +357,16 @@ def test_a_run_reproduced_into_an_out_dir_leaves_the_committed_file_and_force_ru
     again = critic_width.recorded_run(committed, "Ant-v5", 512, 3, "critic_width", train_one, out_dir=out, force=True)
     assert again["final_return"] == 2.0 and json.loads(reproduced.read_text())["final_return"] == 2.0
     assert json.loads(committed.read_text())["eval_returns"] == [100.0] * 20
+
+
+@pytest.mark.parametrize("script", ["critic_width.py", "baseline_width.py"])
+def test_an_out_dir_that_cannot_be_made_is_one_line_before_any_run(tmp_path, script):
+    import subprocess
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--task", "Ant-v5", "--seed", "0",
+                           "--out-dir", str(blocker / "inside")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"{script[:-3]}: --out-dir {blocker / 'inside'}: Not a directory"]
+    assert not (tmp_path / "runs").exists()
