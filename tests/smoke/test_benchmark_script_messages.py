@@ -160,7 +160,8 @@ def test_the_study_scripts_say_their_defaults_and_the_skip(name):
     assert result.returncode == 0, result.stderr[-2000:]
     text = " ".join(result.stdout.split())
     assert "(default: 512)" in text and "(default: 0)" in text and "(default: Ant-v5)" in text
-    assert "exists is skipped: delete the file to run it again" in text
+    assert "exists is skipped unless --force" in text
+    assert "--out-dir OUT_DIR write the run's result file under this folder instead of benchmarks/results/" in text
     if name == "critic_width.py":
         assert "--taus follow-up" in text and "HalfCheetah-v5 runs with --taus (seeds 5-9)" in text
         assert "Would a wider critic lift" not in text
