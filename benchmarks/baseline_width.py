@@ -253,7 +253,8 @@ def report(width: int = 512) -> str:
     extra = follow_up(by_task.get(FOLLOW_UP_TASK, []))
     if extra is not None:
         means, improvement = extra["means"], extra["improvement"]
-        owed = (f"; seeds {', '.join(map(str, extra['owed']))} still owed" if extra["owed"] else "")
+        owed = (f"; seed{'s' if len(extra['owed']) > 1 else ''} {', '.join(map(str, extra['owed']))} still owed"
+                if extra["owed"] else "")
         lines += ["", f"Follow-up (module docstring; it does not change the verdict above): {FOLLOW_UP_TASK} over "
                   f"the {len(extra['seeds'])} seeds with both {width}-wide arms ({', '.join(map(str, extra['seeds']))}"
                   f"{owed}): mean final return {means['recommended']:.1f} for the recommended row against "
