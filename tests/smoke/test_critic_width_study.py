@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 
 import pytest
@@ -361,8 +362,6 @@ def test_a_run_reproduced_into_an_out_dir_leaves_the_committed_file_and_force_ru
 
 @pytest.mark.parametrize("script", ["critic_width.py", "baseline_width.py"])
 def test_an_out_dir_that_cannot_be_made_is_one_line_before_any_run(tmp_path, script):
-    import subprocess
-
     blocker = tmp_path / "a_file"
     blocker.write_text("")
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--task", "Ant-v5", "--seed", "0",
