@@ -19,6 +19,8 @@ improvement 0.56 [0.16, 1.00]) and before any of its runs: is that shortfall mor
 train HalfCheetah-v5 on seeds 5-9 (sb3_crossq here, the recommended row with ``critic_width.py --taus``, read at the
 follow-up's pick). The report gives, beside the verdict and without changing it, the mean final return of each arm
 and rliable's probability of improvement over every seed both arms have; with fewer than the ten it says how many.
+Each arm's interquartile mean with its 95% bootstrap interval (added after seed 8, before seed 9's runs finished)
+stands beside the means: it reads the typical seed, where a slow seed or two move the mean.
 
 The comparison leans polyak's way in one respect: the recommended row's actor-average rate was chosen among three on
 Ant-v5 seeds 0-1 and Humanoid-v5 seeds 0-2, which are among the seeds compared here; sb3_crossq gets no such choice.
@@ -63,7 +65,7 @@ from suite import (
     run_sb3,
     seeds_asked,
 )
-from suite_stats import probability_of_improvement
+from suite_stats import iqm_interval, probability_of_improvement
 
 STUDY = RESULTS / "baseline_width"
 FIRST_TASKS = ("Ant-v5", "Humanoid-v5")
@@ -127,8 +129,8 @@ def task_verdict(task: str, width: int, runs: list[dict[str, Any]]) -> dict[str,
 
 def follow_up(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The follow-up's numbers on its task (module docstring): over every seed with both wide arms, the suite's
-    and the follow-up's, the mean final return of each arm and rliable's probability of improvement; None before
-    any follow-up seed has both."""
+    and the follow-up's, the mean and interquartile mean (with its interval) of each arm's final return and
+    rliable's probability of improvement; None before any follow-up seed has both."""
     paired = [run for run in runs if run["recommended"] is not None]
     done = [run["seed"] for run in paired if run["seed"] in FOLLOW_UP_SEEDS]
     if not done:
@@ -139,7 +141,15 @@ def follow_up(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
                                              only=[FOLLOW_UP_TASK])
     return {"seeds": [run["seed"] for run in paired], "done": done,
             "owed": [seed for seed in FOLLOW_UP_SEEDS if seed not in done],
-            "means": {key: statistics.mean(values) for key, values in finals.items()}, "improvement": improvement}
+            "means": {key: statistics.mean(values) for key, values in finals.items()},
+            "iqms": {key: iqm_interval([[value] for value in values]) for key, values in finals.items()},
+            "improvement": improvement}
+
+
+def iqm_text(iqm: tuple[float, list[float]]) -> str:
+    """An interquartile mean and its interval as the report writes them."""
+    point, (low, high) = iqm
+    return f"{point:.1f} [{low:.1f}, {high:.1f}]"
 
 
 def critic_widths(task: str, results: Path = RESULTS) -> tuple[int, int] | None:
@@ -258,7 +268,8 @@ def report(width: int = 512) -> str:
         lines += ["", f"Follow-up (module docstring; it does not change the verdict above): {FOLLOW_UP_TASK} over "
                   f"the {len(extra['seeds'])} seeds with both {width}-wide arms ({', '.join(map(str, extra['seeds']))}"
                   f"{owed}): mean final return {means['recommended']:.1f} for the recommended row against "
-                  f"{means['wide']:.1f} for {BASELINE_ROW}, probability of improvement "
+                  f"{means['wide']:.1f} for {BASELINE_ROW}, interquartile mean {iqm_text(extra['iqms']['recommended'])}"
+                  f" against {iqm_text(extra['iqms']['wide'])}, probability of improvement "
                   f"{improvement['probability']:.2f} [{improvement['ci'][0]:.2f}, {improvement['ci'][1]:.2f}]."]
     text = "\n".join(lines) + "\n"
     (STUDY.parent / "baseline_width.md").write_text(text)
