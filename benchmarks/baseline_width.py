@@ -65,7 +65,7 @@ from suite import (
     run_sb3,
     seeds_asked,
 )
-from suite_stats import iqm_interval, probability_of_improvement
+from suite_stats import interval_text, iqm_interval, probability_of_improvement
 
 STUDY = RESULTS / "baseline_width"
 FIRST_TASKS = ("Ant-v5", "Humanoid-v5")
@@ -146,12 +146,6 @@ def follow_up(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
             "improvement": improvement}
 
 
-def iqm_text(iqm: tuple[float, list[float]]) -> str:
-    """An interquartile mean and its interval as the report writes them."""
-    point, (low, high) = iqm
-    return f"{point:.1f} [{low:.1f}, {high:.1f}]"
-
-
 def critic_widths(task: str, results: Path = RESULTS) -> tuple[int, int] | None:
     """The critic widths behind the suite's result files of ``task`` (seed 0): the recommended row's (the rerun's
     width once ``critic_width.py --promote`` wrote its runs there, else the 256 its suite runs trained with) and
@@ -197,9 +191,8 @@ def goal_line(tasks: list[str], results: Path = RESULTS) -> str | None:
             parts.append(f"{task} undecided ({verdict['seeds']} of {verdict['asked']} seeds, {against})")
         else:
             how = "at least" if verdict["meets_goal"] else f"{shortfall(means):.1%} behind"
-            parts.append(f"{task} {how} sb3_crossq's mean ({against}, "
-                         f"probability of improvement {improvement['probability']:.2f} [{improvement['ci'][0]:.2f}, "
-                         f"{improvement['ci'][1]:.2f}])")
+            parts.append(f"{task} {how} sb3_crossq's mean ({against}, probability of improvement "
+                         f"{improvement['probability']:.2f} {interval_text(improvement['ci'], 2)})")
     widths = sorted({f"{RECOMMENDED_ROW}'s critic {ours} wide and {BASELINE_ROW}'s {theirs}"
                      for ours, theirs in wider.values()})
     return (f"Not like for like: {', '.join(widths)} (the CrossQ rows' width; sb3-contrib's own default is 1,024). "
@@ -259,18 +252,19 @@ def report(width: int = 512) -> str:
         base = "—" if means["base"] is None else f"{means['base']:.1f}"
         lines.append(f"| {task} | {verdict['seeds']} of {verdict['asked']} | {base} | "
                      f"{means['wide']:.1f} | {means['recommended']:.1f} | {improvement['probability']:.2f} "
-                     f"[{improvement['ci'][0]:.2f}, {improvement['ci'][1]:.2f}] | {met[verdict['meets_goal']]} |")
+                     f"{interval_text(improvement['ci'], 2)} | {met[verdict['meets_goal']]} |")
     extra = follow_up(by_task.get(FOLLOW_UP_TASK, []))
     if extra is not None:
         means, improvement = extra["means"], extra["improvement"]
+        iqms = {key: f"{point:.1f} {interval_text(ci, 1)}" for key, (point, ci) in extra["iqms"].items()}
         owed = (f"; seed{'s' if len(extra['owed']) > 1 else ''} {', '.join(map(str, extra['owed']))} still owed"
                 if extra["owed"] else "")
         lines += ["", f"Follow-up (module docstring; it does not change the verdict above): {FOLLOW_UP_TASK} over "
                   f"the {len(extra['seeds'])} seeds with both {width}-wide arms ({', '.join(map(str, extra['seeds']))}"
                   f"{owed}): mean final return {means['recommended']:.1f} for the recommended row against "
-                  f"{means['wide']:.1f} for {BASELINE_ROW}, interquartile mean {iqm_text(extra['iqms']['recommended'])}"
-                  f" against {iqm_text(extra['iqms']['wide'])}, probability of improvement "
-                  f"{improvement['probability']:.2f} [{improvement['ci'][0]:.2f}, {improvement['ci'][1]:.2f}]."]
+                  f"{means['wide']:.1f} for {BASELINE_ROW}, interquartile mean {iqms['recommended']} against "
+                  f"{iqms['wide']}, probability of improvement "
+                  f"{improvement['probability']:.2f} {interval_text(improvement['ci'], 2)}."]
     text = "\n".join(lines) + "\n"
     (STUDY.parent / "baseline_width.md").write_text(text)
     return text

@@ -31,7 +31,13 @@ from suite import (
     task_runs_dir,
 )
 from suite_plots import plot, plot_aggregate, plot_wall_time
-from suite_stats import averaged_against_live, iqm_interval, probability_of_improvement, suite_statistics
+from suite_stats import (
+    averaged_against_live,
+    interval_text,
+    iqm_interval,
+    probability_of_improvement,
+    suite_statistics,
+)
 
 
 def complete_runs(paths: Any, budget: int) -> list[dict[str, Any]]:
@@ -155,10 +161,6 @@ def markdown_table(suite: dict[str, Any]) -> str:
 def percent(fraction: float) -> str:
     """A relative difference as a signed percentage, with a decimal under 1% (so +0.3% does not read as a tie)."""
     return f"{fraction * 100:+.1f}%" if abs(fraction) < 0.01 else f"{fraction * 100:+.0f}%"
-
-
-def interval_text(ci: list[float], digits: int) -> str:
-    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
 def statistics_markdown(stats: dict[str, Any]) -> str:

@@ -53,6 +53,11 @@ def bootstrap(scores: Any, func: Callable[..., Any]) -> tuple[Any, Any]:
     return np.asarray(points["x"]), np.asarray(intervals["x"])
 
 
+def interval_text(ci: list[float], digits: int) -> str:
+    """A bootstrap interval as the reports write it: ``[low, high]`` to ``digits`` decimals."""
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
 def iqm_interval(scores: Any) -> tuple[float, list[float]]:
     """The interquartile mean of a (runs x tasks) array, rliable's ``aggregate_iqm`` (scipy's ``trim_mean`` cutting
     25% of the pooled values at each end: the plain mean of 3 values, the mean of the middle 3 of 5), and its 95%
