@@ -22,10 +22,17 @@ runs is slow. It is dropped as soon as 3 of its runs are slow: it can then no lo
 (3 slow of 10). With fewer than 10 seeds the report counts, it does not judge. The seeds differ from the
 follow-up's, so the comparison is between independent samples, not pairs.
 
-    python benchmarks/cheetah_remedy.py --seeds 10 11    # one run per seed, ~85 CPU minutes each; two shells share
+A control arm, added while the remedy's first two runs trained and before any result: ``--arm width_256`` runs the
+same seeds with the critic 256 wide at 1e-3 (nothing else changed). It is not a candidate (the 512-wide critic is
+what lifted Ant-v5 and Humanoid-v5); it asks whether the width is the cause. Its slow count stands beside the
+remedy's on the same seeds, and once it has seeds 10-19 the report gives Fisher's exact test (one-sided: more slow
+runs at 512) of the follow-up's 512-wide count (5 of 20) against it.
+
+    python benchmarks/cheetah_remedy.py --seeds 10 11    # the remedy, ~85 CPU minutes a run; two shells share
+    python benchmarks/cheetah_remedy.py --arm width_256 --seeds 10 11    # the control, ~35 CPU minutes a run
     python benchmarks/cheetah_remedy.py --report         # the table over the result files
 
-Writes ``benchmarks/results/cheetah_remedy/critic_lr_5e-4/seed_<S>.json`` per run (the suite's record: curves,
+Writes ``benchmarks/results/cheetah_remedy/<arm>/seed_<S>.json`` per run (the suite's record: curves,
 commit, machine, load, CPU seconds; plus the posture rows) and ``benchmarks/results/cheetah_remedy.md``.
 """
 
@@ -46,9 +53,10 @@ from suite import RECOMMENDED_ROW, RESULTS, TASKS, run_polyak
 from suite_stats import interval_text, iqm_interval
 
 TASK = "HalfCheetah-v5"
-WIDTH = 512
+WIDTH = 512  # the recommended row's critic
 REMEDY = "critic_lr_5e-4"
-REMEDY_BINDINGS = ("critic/NetworkConfig.lr = 0.0005",)
+CONTROL = "width_256"
+ARMS = {REMEDY: (WIDTH, ("critic/NetworkConfig.lr = 0.0005",)), CONTROL: (256, ())}  # arm: critic width, bindings
 KEEP_CHECKPOINTS = ("TrainerConfig.keep_checkpoints = 10",)  # every 10,000 steps of 100,000: all of them
 SEEDS = tuple(range(10, 20))
 SLOW_BELOW = 6_000
@@ -62,28 +70,29 @@ REPORT = RESULTS / "cheetah_remedy.md"
 FOLLOW_UP_PICK = "0.0005"  # the follow-up's curves at the rate the recommended row ships
 
 
-def result_path(seed: int) -> Path:
-    return STUDY / REMEDY / f"seed_{seed}.json"
+def result_path(arm: str, seed: int) -> Path:
+    return STUDY / arm / f"seed_{seed}.json"
 
 
-def train(seed: int, out_dir: Path | None = None, force: bool = False) -> None:
-    """One run of the recommended row with the remedy, its posture read at each checkpoint; its result file (into
-    ``out_dir`` when given; ``force``: over an existing one)."""
+def train(arm: str, seed: int, out_dir: Path | None = None, force: bool = False) -> None:
+    """One run of the recommended row changed as ``arm`` says, its posture read at each checkpoint; its result file
+    (into ``out_dir`` when given; ``force``: over an existing one)."""
+    width, bindings = ARMS[arm]
 
     def train_one(run_dir: Path, width_binding: str) -> dict[str, Any]:
         result = run_polyak(TASK, RECOMMENDED_ROW, seed, run_dir=run_dir,
-                            extra_bindings=(width_binding, *REMEDY_BINDINGS, *KEEP_CHECKPOINTS))
+                            extra_bindings=(width_binding, *bindings, *KEEP_CHECKPOINTS))
         result["posture"] = [{"env_steps": steps, **posture(policy, POSTURE_EPISODES)}
                              for steps, policy in polyak_policies(run_dir)]
         shutil.rmtree(run_dir)
-        result["remedy"] = REMEDY
+        result["remedy"] = arm
         return result
 
-    result = recorded_run(result_path(seed), TASK, WIDTH, seed, f"cheetah_remedy/{REMEDY}", train_one,
+    result = recorded_run(result_path(arm, seed), TASK, width, seed, f"cheetah_remedy/{arm}", train_one,
                           out_dir=out_dir, force=force)
     if result is not None:
         end = result["posture"][-1]
-        print(f"{TASK} {REMEDY} seed {seed}: final {result['final_return']:.1f}, mean |pitch| "
+        print(f"{TASK} {arm} seed {seed}: final {result['final_return']:.1f}, mean |pitch| "
               f"{end['mean_abs_pitch']:.2f} at {end['env_steps']:,}", flush=True)
 
 
@@ -124,34 +133,58 @@ def arm_line(name: str, finals: list[float]) -> str:
     return text + f" | {slow} |"
 
 
-def report() -> str:
-    runs = sorted((json.loads(path.read_text()) for path in (STUDY / REMEDY).glob("seed_*.json")),
+def arm_runs(arm: str) -> list[dict[str, Any]]:
+    return sorted((json.loads(path.read_text()) for path in (STUDY / arm).glob("seed_*.json")),
                   key=lambda run: run["seed"])
+
+
+def run_line(arm: str, run: dict[str, Any]) -> str:
+    curve, pitches = run["eval_returns"], {row["env_steps"]: row["mean_pitch"] for row in run["posture"]}
+    return (f"| {arm} | {run['seed']} | {run['final_return']:,.0f} | {return_at(run, READ_AT):,.0f} | "
+            f"{max(curve):,.0f} | {statistics.mean(curve[-5:]):,.0f} | "
+            f"{pitches.get(READ_AT, float('nan')):.2f} / {run['posture'][-1]['mean_pitch']:.2f} | "
+            f"{'yes' if run['final_return'] < SLOW_BELOW else 'no'} | {run['cpu_seconds'] / 60:.1f} |")
+
+
+def control_test(control: list[float], wide: list[float]) -> str:
+    """Fisher's exact test, one-sided, of more slow runs among ``wide`` (512) than ``control`` (256)."""
+    from scipy.stats import fisher_exact
+
+    if len(control) < len(SEEDS):
+        return f"Control: {len(control)} of {len(SEEDS)} seeds run; the test waits for all of them."
+    table = [[sum(final < SLOW_BELOW for final in finals), sum(final >= SLOW_BELOW for final in finals)]
+             for finals in (wide, control)]
+    p_value = fisher_exact(table, alternative="greater").pvalue
+    return (f"Control: {table[0][0]} slow of {len(wide)} at 512 (the follow-up, both arms) against {table[1][0]} of "
+            f"{len(control)} at 256; Fisher's exact test, one-sided: p = {p_value:.3f}.")
+
+
+def report() -> str:
+    runs = {arm: arm_runs(arm) for arm in ARMS}
     lines = ["# A width-scaled critic learning rate against HalfCheetah-v5's nose-down gait", "",
-             "Written by `python benchmarks/cheetah_remedy.py --report`; the question and the rule, written before "
-             "the runs, are its docstring. The suite's recommended HalfCheetah-v5 run (512-wide critic, averaged "
-             f"actor) with `{'; '.join(REMEDY_BINDINGS)}`, seeds {SEEDS[0]}-{SEEDS[-1]}; slow: final return below "
-             f"{SLOW_BELOW:,}. Posture: the shipped policy over {POSTURE_EPISODES} deterministic episodes "
+             "Written by `python benchmarks/cheetah_remedy.py --report`; the question, the arms and the rule, written "
+             "before their runs, are its docstring. The suite's recommended HalfCheetah-v5 run (averaged actor) "
+             f"with `{'; '.join(ARMS[REMEDY][1])}` ({REMEDY}, the remedy) or with the critic "
+             f"{ARMS[CONTROL][0]} wide ({CONTROL}, the control); seeds {SEEDS[0]}-{SEEDS[-1]}; slow: final return "
+             f"below {SLOW_BELOW:,}. Posture: the shipped policy over {POSTURE_EPISODES} deterministic episodes "
              "(pitch 0 is level, positive nose down).", "",
-             f"| seed | final return | at {READ_AT // 1000}k | best evaluation | mean of the last five | "
-             f"mean pitch at {READ_AT // 1000}k / 100k (rad) | slow | CPU min |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for run in runs:
-        curve, pitches = run["eval_returns"], {row["env_steps"]: row["mean_pitch"] for row in run["posture"]}
-        lines.append(f"| {run['seed']} | {run['final_return']:,.0f} | {return_at(run, READ_AT):,.0f} | "
-                     f"{max(curve):,.0f} | {statistics.mean(curve[-5:]):,.0f} | "
-                     f"{pitches.get(READ_AT, float('nan')):.2f} / {run['posture'][-1]['mean_pitch']:.2f} | "
-                     f"{'yes' if run['final_return'] < SLOW_BELOW else 'no'} | {run['cpu_seconds'] / 60:.1f} |")
-    finals = [run["final_return"] for run in runs]
+             f"| arm | seed | final return | at {READ_AT // 1000}k | best evaluation | mean of the last five | "
+             f"mean pitch at {READ_AT // 1000}k / end (rad) | slow | CPU min |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [run_line(arm, run) for arm, arm_list in runs.items() for run in arm_list]
+    finals = {arm: [run["final_return"] for run in arm_list] for arm, arm_list in runs.items()}
+    follow_up = follow_up_finals()
     lines += ["", "| arm | runs | mean final | IQM [95% bootstrap] | slow |", "| --- | --- | --- | --- | --- |"]
-    if finals:
-        lines.append(arm_line(f"recommended + {REMEDY} (seeds {SEEDS[0]}-{SEEDS[-1]})", finals))
-    for name, arm_finals in follow_up_finals().items():
-        lines.append(arm_line(f"{name} at {WIDTH} (the follow-up, seeds 0-9)", arm_finals))
-    lines += ["", f"Verdict: {verdict(finals) if finals else 'no runs yet'}."]
-    if runs:
-        machines = sorted({cpu_kind(run["machine"]) for run in runs})
-        commits = sorted({run["code_commit"]["commit"][:7] for run in runs})
+    lines += [arm_line(f"{arm} (seeds {SEEDS[0]}-{SEEDS[-1]})", arm_finals)
+              for arm, arm_finals in finals.items() if arm_finals]
+    lines += [arm_line(f"{name} at {WIDTH} (the follow-up, seeds 0-9)", arm_finals)
+              for name, arm_finals in follow_up.items()]
+    lines += ["", f"Verdict on the remedy: {verdict(finals[REMEDY]) if finals[REMEDY] else 'no runs yet'}.", "",
+              control_test(finals[CONTROL], [final for arm_finals in follow_up.values() for final in arm_finals])]
+    done = [run for arm_list in runs.values() for run in arm_list]
+    if done:
+        machines = sorted({cpu_kind(run["machine"]) for run in done})
+        commits = sorted({run["code_commit"]["commit"][:7] for run in done})
         lines += ["", f"Trained at {', '.join(commits)} on {', '.join(machines)}, one torch thread a run."]
     text = "\n".join(lines) + "\n"
     REPORT.write_text(text)
@@ -160,6 +193,8 @@ def report() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arm", choices=list(ARMS), default=REMEDY,
+                        help=f"{REMEDY}: the remedy (the default); {CONTROL}: the control")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), choices=SEEDS, metavar="SEED",
                         help=f"seeds to run ({SEEDS[0]}-{SEEDS[-1]}); a done or claimed seed is skipped")
     parser.add_argument("--report", action="store_true", help="only rebuild the report from the result files")
@@ -169,7 +204,7 @@ def main() -> None:
         make_out_dir("cheetah_remedy", args.out_dir)
         try:
             for seed in args.seeds:
-                train(seed, args.out_dir, args.force)
+                train(args.arm, seed, args.out_dir, args.force)
         except RunFailed as error:
             sys.exit(f"cheetah_remedy: {error}")
     print(report(), end="")
