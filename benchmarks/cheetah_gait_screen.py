@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cheetah_posture import polyak_policies, posture, run_evaluations
-from common import RunFailed, claimed, code_commit, load_average, machine_info, train_run
+from common import RunFailed, claimed, code_commit, load_average, machine_info, train_run, trained_line
 from suite import CONFIGS, RESULTS, ROOT, cpu_seconds
 
 STUDY = RESULTS / "cheetah_gait_screen"
@@ -118,9 +118,8 @@ def report() -> str:
     else:
         lines += ["", f"Not yet a test: the rule asks for seeds {SEEDS[0]}-{SEEDS[-1]} at both widths."]
     if results:
-        machines = sorted({r["machine"]["cpu"] + " " + r["machine"].get("cpu_isa", "") for r in results})
-        commits = sorted({r["code_commit"]["commit"][:7] for r in results})
-        lines += ["", f"Trained at {', '.join(commits)} on {', '.join(machines)}, one torch thread a run."]
+        lines += ["", trained_line({r["code_commit"]["commit"][:7] for r in results},
+                                   {r["machine"]["cpu"] + " " + r["machine"].get("cpu_isa", "") for r in results})]
     text = "\n".join(lines) + "\n"
     REPORT.write_text(text)
     return text

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from cheetah_posture import polyak_policies, posture
-from common import RunFailed, cpu_kind
+from common import RunFailed, cpu_kind, trained_line
 from critic_width import AVERAGING, add_reproduce_arguments, make_out_dir, recorded_run
 from suite import RECOMMENDED_ROW, RESULTS, TASKS, run_polyak
 from suite_stats import interval_text, iqm_interval
@@ -96,9 +96,8 @@ def train(arm: str, seed: int, out_dir: Path | None = None, force: bool = False)
               f"{end['mean_abs_pitch']:.2f} at {end['env_steps']:,}", flush=True)
 
 
-def return_at(result: dict[str, Any], steps: int, curve: list[float] | None = None) -> float:
-    curve = result["eval_returns"] if curve is None else curve
-    return curve[result["eval_steps"].index(steps)]
+def return_at(result: dict[str, Any], steps: int) -> float:
+    return result["eval_returns"][result["eval_steps"].index(steps)]
 
 
 def follow_up_finals() -> dict[str, list[float]]:
@@ -183,9 +182,8 @@ def report() -> str:
               control_test(finals[CONTROL], [final for arm_finals in follow_up.values() for final in arm_finals])]
     done = [run for arm_list in runs.values() for run in arm_list]
     if done:
-        machines = sorted({cpu_kind(run["machine"]) for run in done})
-        commits = sorted({run["code_commit"]["commit"][:7] for run in done})
-        lines += ["", f"Trained at {', '.join(commits)} on {', '.join(machines)}, one torch thread a run."]
+        lines += ["", trained_line({run["code_commit"]["commit"][:7] for run in done},
+                                   {cpu_kind(run["machine"]) for run in done})]
     text = "\n".join(lines) + "\n"
     REPORT.write_text(text)
     return text

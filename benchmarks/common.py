@@ -80,6 +80,11 @@ def sb3_deterministic_action(model: Any, obs: Any) -> Any:
         return model.policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True).numpy()
 
 
+def trained_line(commits: set[str], machines: set[str]) -> str:
+    """A study report's footer: the commits and machines its runs were trained at, one torch thread each."""
+    return f"Trained at {', '.join(sorted(commits))} on {', '.join(sorted(machines))}, one torch thread a run."
+
+
 def load_average() -> list[float]:
     """The 1-, 5- and 15-minute load averages, rounded: benchmarks record them beside timings on a shared CPU."""
     return [round(x, 2) for x in os.getloadavg()]
