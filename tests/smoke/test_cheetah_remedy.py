@@ -59,7 +59,8 @@ def test_the_report_lists_each_run_and_tests_the_control_on_its_full_set_of_seed
     assert "| critic_lr_5e-4 | 11 | 3,000 | 1,500 | 3,000 | 2,700 | 0.05 / 0.10 | yes | 10.0 |" in text
     assert "| critic_lr_5e-4 (seeds 10-19) | 2 | 6,000 |  | 1 |" in text  # no IQM from fewer than 3 runs
     assert "| sb3_crossq at 512 (the follow-up, seeds 0-9) | 10 | 7,880 |" in text
-    assert "Verdict on the remedy: undecided: 2 of 10 seeds run, 1 slow." in text
+    assert "Verdict on critic_lr_5e-4: undecided: 2 of 10 seeds run, 1 slow." in text
+    assert "Verdict on critic_lr_7e-4: no runs yet." in text
     assert "Control: 9 of 10 seeds run" in text
     write(remedy.CONTROL, remedy.SEEDS[-1], 7_000.0)
     text = remedy.report()
