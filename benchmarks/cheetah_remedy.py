@@ -36,9 +36,9 @@ what lifted Ant-v5 and Humanoid-v5); it asks whether the width is the cause. Its
 remedy's on the same seeds, and once it has seeds 10-19 the report gives Fisher's exact test (one-sided: more slow
 runs at 512) of the follow-up's 512-wide count (5 of 20) against it.
 
-    python benchmarks/cheetah_remedy.py --seeds 10 11    # the remedy, ~85 CPU minutes a run; two shells share
-    python benchmarks/cheetah_remedy.py --arm critic_lr_7e-4 --seeds 10    # the second remedy
-    python benchmarks/cheetah_remedy.py --arm width_256 --seeds 10 11    # the control, ~35 CPU minutes a run
+    python benchmarks/cheetah_remedy.py --seeds 10 11    # the first remedy, 62-74 CPU minutes a run; two shells share
+    python benchmarks/cheetah_remedy.py --arm critic_lr_7e-4 --seeds 12    # the second remedy, ~71 CPU minutes a run
+    python benchmarks/cheetah_remedy.py --arm width_256 --seeds 10 11    # the control, 27-35 CPU minutes a run
     python benchmarks/cheetah_remedy.py --report         # the table over the result files
 
 Writes ``benchmarks/results/cheetah_remedy/<arm>/seed_<S>.json`` per run (the suite's record: curves,
