@@ -37,7 +37,7 @@ remedy's on the same seeds, and once it has seeds 10-19 the report gives Fisher'
 runs at 512) of the follow-up's 512-wide count (5 of 20) against it.
 
     python benchmarks/cheetah_remedy.py --seeds 10 11    # the first remedy, 62-74 CPU minutes a run; two shells share
-    python benchmarks/cheetah_remedy.py --arm critic_lr_7e-4 --seeds 12    # the second remedy, ~71 CPU minutes a run
+    python benchmarks/cheetah_remedy.py --arm critic_lr_7e-4 --seeds 12    # the second remedy, 59-71 CPU minutes a run
     python benchmarks/cheetah_remedy.py --arm width_256 --seeds 10 11    # the control, 27-35 CPU minutes a run
     python benchmarks/cheetah_remedy.py --report         # the table over the result files
 
