@@ -22,6 +22,10 @@ and rliable's probability of improvement over every seed both arms have; with fe
 Each arm's interquartile mean with its 95% bootstrap interval (added after seed 8, before seed 9's runs finished)
 stands beside the means: it reads the typical seed, where a slow seed or two move the mean.
 
+Seeds 10-19 on HalfCheetah-v5 belong to ``cheetah_remedy.py``'s same-seed check (its docstring has the rule): they
+pair with that study's arms, not with a recommended run here, and this report lists them with no recommended run
+beside them.
+
 The comparison leans polyak's way in one respect: the recommended row's actor-average rate was chosen among three on
 Ant-v5 seeds 0-1 and Humanoid-v5 seeds 0-2, which are among the seeds compared here; sb3_crossq gets no such choice.
 

@@ -36,9 +36,23 @@ what lifted Ant-v5 and Humanoid-v5); it asks whether the width is the cause. Its
 remedy's on the same seeds, and once it has seeds 10-19 the report gives Fisher's exact test (one-sided: more slow
 runs at 512) of the follow-up's 512-wide count (5 of 20) against it.
 
+A same-seed check, added after both remedies' verdicts and before any of its runs: those verdicts read each remedy
+against sb3-contrib's CrossQ at 512 on other seeds (0-9), so 7,767 stands in for a mean never measured on seeds
+10-19. ``baseline_width.py --task HalfCheetah-v5 --seed S`` trains sb3-contrib's CrossQ at 512 (the suite's
+``sb3_crossq`` run with only its critic's width changed) on seeds 10-19, the arms' seeds and start states. Its rule:
+the candidate is the second remedy, the higher of the two remedies' means (7,634 against 7,533), named now, before
+sb3-contrib's runs; the first remedy and the control are reported beside it and not judged. Once sb3-contrib has all
+ten seeds, the second remedy becomes worth the five-task rerun when its mean final return over seeds 10-19 is at
+least sb3-contrib's over the same seeds with at most 1 of its runs slow (it has 1); otherwise its verdict stands.
+The report gives beside it the per-seed differences, rliable's probability of improvement of each arm over
+sb3-contrib on those seeds and sb3-contrib's slow count (whether seed 18, which ended between 5,851 and 6,492 in
+the three arms here, is hard for sb3-contrib too). With fewer than ten sb3-contrib seeds it counts, it does not
+judge.
+
     python benchmarks/cheetah_remedy.py --seeds 10 11    # the first remedy, 62-74 CPU minutes a run; two shells share
     python benchmarks/cheetah_remedy.py --arm critic_lr_7e-4 --seeds 12    # the second remedy, 59-71 CPU minutes a run
     python benchmarks/cheetah_remedy.py --arm width_256 --seeds 10 11    # the control, 27-35 CPU minutes a run
+    python benchmarks/baseline_width.py --task HalfCheetah-v5 --seed 10    # the same-seed check, 76-102 CPU min a run
     python benchmarks/cheetah_remedy.py --report         # the table over the result files
 
 Writes ``benchmarks/results/cheetah_remedy/<arm>/seed_<S>.json`` per run (the suite's record: curves,
