@@ -73,7 +73,7 @@ from cheetah_posture import polyak_policies, posture
 from common import RunFailed, cpu_kind, trained_line
 from critic_width import AVERAGING, add_reproduce_arguments, make_out_dir, recorded_run
 from suite import RECOMMENDED_ROW, RESULTS, TASKS, run_polyak
-from suite_stats import interval_text, iqm_interval
+from suite_stats import interval_text, iqm_interval, probability_of_improvement
 
 TASK = "HalfCheetah-v5"
 WIDTH = 512  # the recommended row's critic
@@ -93,6 +93,8 @@ READ_AT = 50_000  # the report also gives the return here: "below 5,000 at 50k" 
 POSTURE_EPISODES = 3
 STUDY = RESULTS / "cheetah_remedy"
 REPORT = RESULTS / "cheetah_remedy.md"
+SAME_SEED_CANDIDATE = MIDPOINT  # named before sb3-contrib's runs on these seeds (docstring)
+SB3 = "sb3_crossq"
 FOLLOW_UP_PICK = "0.0005"  # the follow-up's curves at the rate the recommended row ships
 
 
@@ -184,6 +186,60 @@ def control_test(control: list[float], wide: list[float]) -> str:
             f"{len(control)} at 256; Fisher's exact test, one-sided: p = {p_value:.3f}.")
 
 
+def same_seed_runs() -> list[dict[str, Any]]:
+    """sb3-contrib's CrossQ at 512 (``baseline_width.py``'s runs) on this study's seeds, those that have run."""
+    from baseline_width import study_path
+
+    return [json.loads(path.read_text()) for seed in SEEDS if (path := study_path(TASK, WIDTH, seed)).exists()]
+
+
+def same_seed_verdict(arm: dict[int, float], sb3: dict[int, float]) -> str:
+    """The same-seed rule (docstring) for the candidate's final returns ``arm`` against sb3-contrib's ``sb3``, both
+    by seed: judged only when both have every seed."""
+    missing = [f"{len(runs)} of {len(SEEDS)} {name} seeds run" for name, runs in ((SB3, sb3), ("its", arm))
+               if len(runs) < len(SEEDS)]
+    if missing:
+        return "undecided: " + ", ".join(missing)
+    slow = sum(final < SLOW_BELOW for final in arm.values())
+    if statistics.mean(arm.values()) >= statistics.mean(sb3.values()) and slow <= MOST_SLOW:
+        return "worth the five-task rerun"
+    return "its verdict stands (not worth the rerun)"
+
+
+def same_seed_lines(finals: dict[str, dict[int, float]], sb3: dict[int, float]) -> list[str]:
+    """The same-seed check's part of the report: per seed sb3-contrib's final return and each arm's difference from
+    it, per arm over the seeds both have the mean difference, the seeds it is higher on and rliable's probability
+    of improvement, and the candidate's verdict."""
+    head = (f"Same-seed check (docstring): {SB3} at {WIDTH} on seeds {SEEDS[0]}-{SEEDS[-1]}, "
+            f"{len(sb3)} of {len(SEEDS)} run")
+    if not sb3:
+        return ["", head + "."]
+    slow = sum(final < SLOW_BELOW for final in sb3.values())
+    lines = ["", f"{head}, mean final {statistics.mean(sb3.values()):,.0f}, {slow} slow. Each arm's final return "
+             f"minus {SB3}'s on the same seed:", "",
+             f"| seed | {SB3} {WIDTH} | " + " | ".join(f"{arm} − {SB3}" for arm in finals) + " |",
+             "| --- | --- | " + " | ".join("---" for _ in finals) + " |"]
+    for seed, theirs in sorted(sb3.items()):
+        cells = [f"{runs[seed] - theirs:+,.0f}" if seed in runs else "—" for runs in finals.values()]
+        lines.append(f"| {seed} | {theirs:,.0f} | " + " | ".join(cells) + " |")
+    lines += ["", f"| arm | seeds with both | mean difference | higher on | probability of improvement over {SB3} |",
+              "| --- | --- | --- | --- | --- |"]
+    for arm, runs in finals.items():
+        both = [seed for seed in sorted(sb3) if seed in runs]
+        if not both:
+            continue
+        differences = [runs[seed] - sb3[seed] for seed in both]
+        rows = {arm: {"final_returns": [runs[seed] for seed in both]},
+                SB3: {"final_returns": [sb3[seed] for seed in both]}}
+        improvement = probability_of_improvement({"tasks": {TASK: {"rows": rows}}}, arm, SB3, only=[TASK])
+        lines.append(f"| {arm} | {len(both)} | {statistics.mean(differences):+,.0f} | "
+                     f"{sum(difference > 0 for difference in differences)} of {len(both)} | "
+                     f"{improvement['probability']:.2f} {interval_text(improvement['ci'], 2)} |")
+    lines += ["", f"Same-seed verdict on {SAME_SEED_CANDIDATE}: "
+              f"{same_seed_verdict(finals[SAME_SEED_CANDIDATE], sb3)}."]
+    return lines
+
+
 def report() -> str:
     runs = {arm: arm_runs(arm) for arm in ARMS}
     remedies = " or ".join(f"`{'; '.join(ARMS[arm][1])}` ({arm})" for arm in REMEDIES)
@@ -207,7 +263,10 @@ def report() -> str:
               for name, arm_finals in follow_up.items()]
     lines += [""] + [f"Verdict on {arm}: {verdict(finals[arm]) if finals[arm] else 'no runs yet'}." for arm in REMEDIES]
     lines += ["", control_test(finals[CONTROL], [final for arm_finals in follow_up.values() for final in arm_finals])]
-    done = [run for arm_list in runs.values() for run in arm_list]
+    sb3_runs = same_seed_runs()
+    by_seed = {arm: {run["seed"]: run["final_return"] for run in arm_list} for arm, arm_list in runs.items()}
+    lines += same_seed_lines(by_seed, {run["seed"]: run["final_return"] for run in sb3_runs})
+    done = [run for arm_list in runs.values() for run in arm_list] + sb3_runs
     if done:
         lines += ["", trained_line({run["code_commit"]["commit"][:7] for run in done},
                                    {cpu_kind(run["machine"]) for run in done})]

@@ -27,7 +27,12 @@ def study(tmp_path, monkeypatch):
     monkeypatch.setattr(remedy, "follow_up_finals", lambda: {
         "polyak_recommended": [2_000.0, 5_000.0, 5_500.0] + [8_000.0] * 7,
         "sb3_crossq": [5_300.0, 5_500.0] + [8_500.0] * 8})
+    monkeypatch.setattr(remedy, "same_seed_runs", lambda: SB3_RUNS)
+    SB3_RUNS.clear()
     return tmp_path
+
+
+SB3_RUNS: list[dict] = []  # sb3-contrib's runs on the study's seeds, as the same-seed check reads them
 
 
 def write(arm: str, seed: int, final: float) -> None:
@@ -67,6 +72,29 @@ def test_the_report_lists_each_run_and_tests_the_control_on_its_full_set_of_seed
     # P(all 5 slow runs among the 20 at 512, given 5 slow in 30) = C(20,5) / C(30,5)
     assert f"p = {comb(20, 5) / comb(30, 5):.3f}" in text and "against 0 of 10 at 256" in text
     assert remedy.REPORT.read_text() == text
+
+
+def test_the_same_seed_check_compares_each_arm_with_sb3_on_its_own_seeds_and_judges_only_the_candidate(study):
+    for seed in remedy.SEEDS:
+        write(remedy.MIDPOINT, seed, 7_000.0 + 100 * (seed - 10))  # 7,000 .. 7,900, mean 7,450
+        write(remedy.REMEDY, seed, 9_000.0)
+    SB3_RUNS.extend({"seed": seed, "final_return": 7_400.0, "code_commit": {"commit": "0123456789"},
+                     "machine": {"cpu": "CPU", "cpu_isa": "X"}} for seed in (10, 11))
+    text = remedy.report()
+    assert "sb3_crossq at 512 on seeds 10-19, 2 of 10 run, mean final 7,400, 0 slow" in text
+    assert "| 11 | 7,400 | +1,600 | -300 | — |" in text  # 5e-4, 7e-4 (7,100 - 7,400), the control has no run
+    # the candidate over seeds 10-11: 7,000 and 7,100 against 7,400 twice: lower on both, probability 0
+    assert "| critic_lr_7e-4 | 2 | -350 | 0 of 2 | 0.00 [0.00, 0.00] |" in text
+    assert "| critic_lr_5e-4 | 2 | +1,600 | 2 of 2 | 1.00 [1.00, 1.00] |" in text
+    assert "Same-seed verdict on critic_lr_7e-4: undecided: 2 of 10 sb3_crossq seeds run." in text
+    assert "0123456" in text.splitlines()[-1]  # sb3-contrib's commits are among those the runs were trained at
+    SB3_RUNS.extend({**SB3_RUNS[0], "seed": seed} for seed in remedy.SEEDS[2:])
+    assert "Same-seed verdict on critic_lr_7e-4: worth the five-task rerun." in remedy.report()  # 7,450 >= 7,400
+    SB3_RUNS[:] = [{**run, "final_return": 7_451.0} for run in SB3_RUNS]
+    assert "Same-seed verdict on critic_lr_7e-4: its verdict stands (not worth the rerun)." in remedy.report()
+    high_but_two_slow = {seed: 9_000.0 if seed > 11 else 5_000.0 for seed in remedy.SEEDS}  # mean 8,200
+    assert remedy.same_seed_verdict(high_but_two_slow, dict.fromkeys(remedy.SEEDS, 7_000.0)).startswith(
+        "its verdict stands")
 
 
 def test_a_run_reads_its_posture_at_each_checkpoint_and_keeps_its_change(study, monkeypatch):
