@@ -66,6 +66,7 @@ import json
 import shutil
 import statistics
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -140,8 +141,13 @@ def follow_up_finals() -> dict[str, list[float]]:
             "sb3_crossq": [json.loads(path.read_text())["final_return"] for path in sb3_paths if path.exists()]}
 
 
+def slow_count(finals: Iterable[float]) -> int:
+    """How many final returns are below ``SLOW_BELOW`` (the nose-down gait's runs)."""
+    return sum(final < SLOW_BELOW for final in finals)
+
+
 def verdict(finals: list[float]) -> str:
-    slow = sum(final < SLOW_BELOW for final in finals)
+    slow = slow_count(finals)
     if slow >= DROP_AT_SLOW:
         return f"dropped: {slow} slow runs (the rule drops it at {DROP_AT_SLOW})"
     if len(finals) < len(SEEDS):
@@ -152,7 +158,7 @@ def verdict(finals: list[float]) -> str:
 
 
 def arm_line(name: str, finals: list[float]) -> str:
-    slow = sum(final < SLOW_BELOW for final in finals)
+    slow = slow_count(finals)
     text = f"| {name} | {len(finals)} | {statistics.mean(finals):,.0f} | "
     if len(finals) >= 3:
         iqm, ci = iqm_interval([[final] for final in finals])
@@ -179,8 +185,7 @@ def control_test(control: list[float], wide: list[float]) -> str:
 
     if len(control) < len(SEEDS):
         return f"Control: {len(control)} of {len(SEEDS)} seeds run; the test waits for all of them."
-    table = [[sum(final < SLOW_BELOW for final in finals), sum(final >= SLOW_BELOW for final in finals)]
-             for finals in (wide, control)]
+    table = [[slow_count(finals), len(finals) - slow_count(finals)] for finals in (wide, control)]
     p_value = fisher_exact(table, alternative="greater").pvalue
     return (f"Control: {table[0][0]} slow of {len(wide)} at 512 (the follow-up, both arms) against {table[1][0]} of "
             f"{len(control)} at 256; Fisher's exact test, one-sided: p = {p_value:.3f}.")
@@ -200,7 +205,7 @@ def same_seed_verdict(arm: dict[int, float], sb3: dict[int, float]) -> str:
                if len(runs) < len(SEEDS)]
     if missing:
         return "undecided: " + ", ".join(missing)
-    slow = sum(final < SLOW_BELOW for final in arm.values())
+    slow = slow_count(arm.values())
     if statistics.mean(arm.values()) >= statistics.mean(sb3.values()) and slow <= MOST_SLOW:
         return "worth the five-task rerun"
     return "its verdict stands (not worth the rerun)"
@@ -214,7 +219,7 @@ def same_seed_lines(finals: dict[str, dict[int, float]], sb3: dict[int, float]) 
             f"{len(sb3)} of {len(SEEDS)} run")
     if not sb3:
         return ["", head + "."]
-    slow = sum(final < SLOW_BELOW for final in sb3.values())
+    slow = slow_count(sb3.values())
     lines = ["", f"{head}, mean final {statistics.mean(sb3.values()):,.0f}, {slow} slow. Each arm's final return "
              f"minus {SB3}'s on the same seed:", "",
              f"| seed | {SB3} {WIDTH} | " + " | ".join(f"{arm} − {SB3}" for arm in finals) + " |",
