@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.metadata
 import json
 import os
 import platform
@@ -15,12 +16,27 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+RESULT_LIBRARIES = ("torch", "numpy", "gymnasium", "mujoco", "stable-baselines3", "sb3-contrib")
+
+
+def library_versions(names: Collection[str] = RESULT_LIBRARIES) -> dict[str, str]:
+    """The installed versions of ``names`` ("not installed" where absent). A run's return depends on the physics
+    and the learners as well as on polyak's code: ``pyproject.toml`` leaves MuJoCo and SB3 unpinned, so a result
+    records which versions produced it."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
 
 def machine_info() -> dict[str, Any]:
     """The machine a timing was taken on. A virtual machine may name its CPU only "AMD EPYC", so the CPU family,
     model and clock and the vector instructions PyTorch uses (``cpu_isa``: AVX512 or AVX2) are recorded too:
     fp32 matmul on one core measured ~100 GFLOP/s on an AVX512 EPYC and ~35 on a family-23 (first Zen) AVX2 one,
-    so timings compare only within one kind of CPU."""
+    so timings compare only within one kind of CPU. ``libraries`` holds the versions of :func:`library_versions`."""
     import torch
 
     fields = {"model name": platform.processor() or "", "cpu family": None, "model": None, "cpu MHz": None}
@@ -42,6 +58,7 @@ def machine_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "torch": torch.__version__,
+        "libraries": library_versions(),
     }
 
 

@@ -51,7 +51,6 @@ import argparse
 import contextlib
 import dataclasses
 import importlib
-import importlib.metadata
 import json
 import statistics
 import tempfile
@@ -64,7 +63,7 @@ import gin
 import gymnasium as gym
 import numpy as np
 import torch
-from common import code_commit, load_average, machine_info, sb3_deterministic_action
+from common import code_commit, library_versions, load_average, machine_info, sb3_deterministic_action
 from stable_baselines3 import DDPG, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.noise import NormalActionNoise
@@ -141,13 +140,7 @@ def polyak_extras() -> dict[str, dict[str, Any]]:
 
 def versions() -> dict[str, str]:
     """Versions of the libraries that take part."""
-    out = {"polyak": polyak.__version__}
-    for name in ("torch", "numpy", "gymnasium", "mujoco", "stable-baselines3"):
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
+    return {"polyak": polyak.__version__, **library_versions()}
 
 
 def median(values: list[float]) -> float | None:

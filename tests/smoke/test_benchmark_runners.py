@@ -3,6 +3,7 @@ writes its result, a re-run skips it, and a run another runner has claimed is sk
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -11,7 +12,7 @@ import sys
 from tests.smoke.cli_helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from common import claimed
+from common import claimed, library_versions, machine_info
 
 ABLATIONS = ROOT / "benchmarks" / "suite_ablations.py"
 TASK = "MountainCarContinuous-v0"
@@ -21,6 +22,14 @@ def ablations(out_dir, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", MPLBACKEND="Agg")
     return subprocess.run([sys.executable, str(ABLATIONS), "--out-dir", str(out_dir), "--max-env-steps", "200",
                            *args], capture_output=True, text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def test_results_record_the_library_versions_that_produced_them():
+    import mujoco
+
+    asked = library_versions(("gymnasium", "polyak-no-such-package"))
+    assert asked == {"gymnasium": importlib.metadata.version("gymnasium"), "polyak-no-such-package": "not installed"}
+    assert machine_info()["libraries"]["mujoco"] == mujoco.__version__  # the physics a result's returns came from
 
 
 def test_a_tiny_ablation_run_writes_its_result_and_a_rerun_skips_it(tmp_path):
