@@ -56,7 +56,7 @@ HalfCheetah-v5 (``baseline_width.md``: sb3-contrib's CrossQ at 512 over seeds 0-
 runs' mean final return is below that, the rerun stops there and the miss stands. Otherwise the other four tasks
 follow; the rerun's row replaces the shipped one by ``critic_width.py``'s shipping rule (over the five tasks, a
 higher IQM of normalized final returns and a lowest per-task stability not lower), and the like-for-like check is
-read again on all five.
+read again on all five. Its runs and that gate: ``benchmarks/critic_lr_rerun.py``.
 
     python benchmarks/cheetah_remedy.py --seeds 10 11    # the first remedy, 62-74 CPU minutes a run; two shells share
     python benchmarks/cheetah_remedy.py --arm critic_lr_7e-4 --seeds 12    # the second remedy, 59-71 CPU minutes a run

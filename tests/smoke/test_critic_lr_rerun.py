@@ -1,0 +1,99 @@
+"""benchmarks/critic_lr_rerun.py: a run trains the recommended row with the rerun's critic learning rate; the
+HalfCheetah-v5 gate, written before the runs, holds the other tasks back until it passes; the report pairs each run
+with the shipped row and sb3-contrib's CrossQ at 512 on its seed, and reads the shipping rule only on all 25 runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+from tests.smoke.cli_helpers import ROOT
+
+pytest.importorskip("mujoco")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+rerun = pytest.importorskip("critic_lr_rerun")
+
+STEPS = list(range(5_000, 100_001, 5_000))
+
+
+def write(path, final: float, curve: list[float] | None = None) -> None:
+    curve = curve or [final * step / STEPS[-1] for step in STEPS]
+    result = {"eval_steps": STEPS, "eval_returns": curve, "final_return": curve[-1], "cpu_seconds": 3_600.0,
+              "code_commit": {"commit": "abcdef0123"}, "machine": {"cpu": "CPU", "cpu_isa": "X"}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result))
+
+
+@pytest.fixture
+def study(tmp_path, monkeypatch):
+    """The rerun's, the shipped row's and sb3-contrib's files under ``tmp_path``: shipped 8,000 and sb3-contrib
+    7,600 on every seed of every task."""
+    monkeypatch.setattr(rerun, "STUDY", tmp_path / "rerun")
+    monkeypatch.setattr(rerun, "REPORT", tmp_path / "report.md")
+    monkeypatch.setattr(rerun, "result_path", lambda _results, task, row, seed: tmp_path / "suite" / task / f"{seed}")
+    monkeypatch.setattr(rerun, "sb3_path", lambda task, width, seed: tmp_path / f"sb3_{width}" / task / f"{seed}")
+    for task in rerun.SAMPLE_EFFICIENCY_TASKS:
+        for seed in rerun.SEEDS:
+            write(rerun.result_path(None, task, None, seed), 8_000.0)
+            write(rerun.sb3_path(task, rerun.WIDTH, seed), 7_600.0)
+    return tmp_path
+
+
+def test_the_gate_waits_for_five_seeds_and_compares_means_with_sb3_contrib():
+    sb3 = dict.fromkeys(rerun.SEEDS, 7_600.0)
+    assert rerun.gate({0: 9_000.0}, sb3) == "undecided: 1 of 5 rerun seeds run (sb3-contrib 5 of 5)"
+    assert rerun.gate(dict.fromkeys(rerun.SEEDS, 7_600.0), sb3).startswith("passed: mean final 7,600")
+    one_slow = rerun.gate({0: 2_000.0, 1: 9_000.0, 2: 9_000.0, 3: 9_000.0, 4: 9_000.0}, sb3)  # mean 7,600: a tie
+    assert one_slow.startswith("passed")
+    failed = rerun.gate({**dict.fromkeys(rerun.SEEDS, 7_600.0), 0: 7_599.0}, sb3)  # mean 7,599.8
+    assert failed.startswith("failed: mean final 7,600 against sb3-contrib's 7,600 (0.0% behind)")
+    assert "the like-for-like miss stands" in failed
+
+
+def test_the_other_tasks_wait_for_the_gate(study):
+    waits = "Hopper-v5 waits for the HalfCheetah-v5 gate (undecided: 0 of 5"
+    with pytest.raises(rerun.RunFailed, match=re.escape(waits)):
+        rerun.train("Hopper-v5", 0)
+    for seed in rerun.SEEDS:
+        write(rerun.rerun_path("HalfCheetah-v5", seed), 7_000.0)
+    failed = "gate (failed: mean final 7,000 against sb3-contrib's 7,600 (7.9% behind)"
+    with pytest.raises(rerun.RunFailed, match=re.escape(failed)):
+        rerun.train("Walker2d-v5", 0)
+
+
+def test_the_report_pairs_runs_by_seed_and_reads_the_shipping_rule_on_all_runs(study):
+    write(rerun.rerun_path("HalfCheetah-v5", 0), 9_000.0)
+    write(rerun.rerun_path("HalfCheetah-v5", 1), 7_000.0)
+    text = rerun.report()
+    assert "| HalfCheetah-v5 | 0 | 9,000 | 8,000 | +1,000 | 7,600 | 60.0 |" in text
+    assert "| HalfCheetah-v5 | 2 | 8,000 | 8,000 | 7,600 | yes |" in text  # means over seeds 0-1
+    assert "Gate (HalfCheetah-v5): undecided: 2 of 5 rerun seeds run" in text
+    assert "read once all 25 rerun runs are in" in text and "Hopper-v5 |" not in text
+    for task in rerun.SAMPLE_EFFICIENCY_TASKS:
+        for seed in rerun.SEEDS:
+            write(rerun.rerun_path(task, seed), 9_000.0)  # every final above the shipped row's, curves as steady
+    text = rerun.report()
+    assert "Gate (HalfCheetah-v5): passed: mean final 9,000 against sb3-contrib's 7,600" in text
+    assert "Ship the rerun's row: **yes**." in text
+    # the same final, but after a best of 12,000: its last five over its best 0.75, the linear curves' 0.9
+    falls = [12_000.0 * step / STEPS[14] for step in STEPS[:15]] + [9_000.0] * 5
+    write(rerun.rerun_path("Ant-v5", 3), 9_000.0, falls)
+    assert rerun.shipping_rule()["rerun"]["lowest_stability"] < rerun.shipping_rule()["shipped"]["lowest_stability"]
+    assert "Ship the rerun's row: **no**." in rerun.report()
+    assert rerun.REPORT.read_text().endswith("Trained at abcdef0 on X, one torch thread a run.\n")
+
+
+def test_a_run_trains_the_recommended_row_with_the_rerun_s_learning_rate(study, monkeypatch):
+    monkeypatch.setattr(rerun, "STUDY", rerun.RESULTS / "critic_lr_rerun")  # --out-dir relocates the committed path
+    small = ("TrainerConfig.max_env_steps = 200", "TrainerConfig.eval_interval = 100", "TrainerConfig.start_steps = 50",
+             "ReplayConfig.min_size = 50", "TrainerConfig.eval_episodes = 1")
+    monkeypatch.setattr(rerun, "BINDINGS", (*rerun.BINDINGS, *small))
+    out = study / "out"
+    rerun.train("HalfCheetah-v5", 0, out_dir=out)
+    result = json.loads((out / "critic_lr_rerun" / "halfcheetah" / "seed_0.json").read_text())
+    assert {"critic/NetworkConfig.lr = 0.0007", "critic/NetworkConfig.hidden_sizes = (512, 512)"} <= set(
+        result["settings"]["gin_params"])
+    assert result["eval_steps"] == [100, 200] and result["seed"] == 0 and result["cpu_seconds"] > 0
