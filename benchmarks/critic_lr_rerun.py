@@ -116,9 +116,10 @@ def task_lines() -> list[str]:
         rerun, shipped, sb3 = rerun_finals(task), shipped_finals(task), sb3_finals(task)
         for seed, final in rerun.items():
             cpu = json.loads(rerun_path(task, seed).read_text())["cpu_seconds"] / 60
-            partner = shipped.get(seed)
-            lines.append(f"| {task} | {seed} | {final:,.0f} | " + (f"{partner:,.0f} | {final - partner:+,.0f}"
-                         if partner is not None else "— | —") + f" | {sb3.get(seed, float('nan')):,.0f} | {cpu:.1f} |")
+            partner, theirs = shipped.get(seed), sb3.get(seed)
+            lines.append(f"| {task} | {seed} | {final:,.0f} | "
+                         + (f"{partner:,.0f} | {final - partner:+,.0f}" if partner is not None else "— | —")
+                         + f" | {f'{theirs:,.0f}' if theirs is not None else '—'} | {cpu:.1f} |")
         if rerun:
             same_shipped = {seed: shipped[seed] for seed in rerun if seed in shipped}
             same_sb3 = {seed: sb3[seed] for seed in rerun if seed in sb3}

@@ -72,6 +72,9 @@ def test_the_report_pairs_runs_by_seed_and_reads_the_shipping_rule_on_all_runs(s
     assert "| HalfCheetah-v5 | 2 | 8,000 | 8,000 | 7,600 | yes |" in text  # means over seeds 0-1
     assert "Gate (HalfCheetah-v5): undecided: 2 of 5 rerun seeds run" in text
     assert "read once all 25 rerun runs are in" in text and "Hopper-v5 |" not in text
+    rerun.sb3_path("HalfCheetah-v5", rerun.WIDTH, 1).unlink()
+    assert "| HalfCheetah-v5 | 1 | 7,000 | 8,000 | -1,000 | — | 60.0 |" in rerun.report()
+    write(rerun.sb3_path("HalfCheetah-v5", rerun.WIDTH, 1), 7_600.0)
     for task in rerun.SAMPLE_EFFICIENCY_TASKS:
         for seed in rerun.SEEDS:
             write(rerun.rerun_path(task, seed), 9_000.0)  # every final above the shipped row's, curves as steady
