@@ -75,7 +75,12 @@ def gate(rerun: dict[int, float], sb3: dict[int, float]) -> str:
     """The gate (docstring) on HalfCheetah-v5's final returns by seed: ``passed``, ``failed`` or ``undecided``,
     then the numbers."""
     if len(rerun) < len(SEEDS) or len(sb3) < len(SEEDS):
-        return f"undecided: {len(rerun)} of {len(SEEDS)} rerun seeds run (sb3-contrib {len(sb3)} of {len(SEEDS)})"
+        text = f"undecided: {len(rerun)} of {len(SEEDS)} rerun seeds run (sb3-contrib {len(sb3)} of {len(SEEDS)})"
+        if rerun and len(sb3) == len(SEEDS):
+            needed = (sum(sb3.values()) - sum(rerun.values())) / (len(SEEDS) - len(rerun))
+            missing = ", ".join(str(seed) for seed in SEEDS if seed not in rerun)
+            text += f"; to pass, seeds {missing} must average at least {needed:,.0f}"
+        return text
     ours, theirs = statistics.mean(rerun.values()), statistics.mean(sb3.values())
     if ours >= theirs:
         return f"passed: mean final {ours:,.0f} against sb3-contrib's {theirs:,.0f}; the other four tasks follow"

@@ -44,7 +44,9 @@ def study(tmp_path, monkeypatch):
 
 def test_the_gate_waits_for_five_seeds_and_compares_means_with_sb3_contrib():
     sb3 = dict.fromkeys(rerun.SEEDS, 7_600.0)
-    assert rerun.gate({0: 9_000.0}, sb3) == "undecided: 1 of 5 rerun seeds run (sb3-contrib 5 of 5)"
+    assert rerun.gate({0: 9_000.0, 2: 8_000.0}, sb3) == (  # 5 x 7,600 - 17,000 = 21,000 over 3 seeds
+        "undecided: 2 of 5 rerun seeds run (sb3-contrib 5 of 5); to pass, seeds 1, 3, 4 must average at least 7,000")
+    assert rerun.gate({0: 9_000.0}, {0: 7_600.0}) == "undecided: 1 of 5 rerun seeds run (sb3-contrib 1 of 5)"
     assert rerun.gate(dict.fromkeys(rerun.SEEDS, 7_600.0), sb3).startswith("passed: mean final 7,600")
     one_slow = rerun.gate({0: 2_000.0, 1: 9_000.0, 2: 9_000.0, 3: 9_000.0, 4: 9_000.0}, sb3)  # mean 7,600: a tie
     assert one_slow.startswith("passed")
