@@ -95,8 +95,8 @@ def gate_verdict() -> str:
 def train(task: str, seed: int, out_dir: Path | None = None, force: bool = False) -> None:
     """One suite run of the recommended row with the rerun's critic learning rate; its result file (into ``out_dir``
     when given; ``force``: over an existing one). Tasks after the gate only once it has passed."""
-    if task != GATE_TASK and not gate_verdict().startswith("passed"):
-        raise RunFailed(f"{task} waits for the {GATE_TASK} gate ({gate_verdict()})")
+    if task != GATE_TASK and not (verdict := gate_verdict()).startswith("passed"):
+        raise RunFailed(f"{task} waits for the {GATE_TASK} gate ({verdict})")
     result = recorded_run(rerun_path(task, seed), task, WIDTH, seed, "critic_lr_rerun",
                           lambda run_dir, width_binding: run_polyak(
                               task, RECOMMENDED_ROW, seed, extra_bindings=(width_binding, *BINDINGS),
