@@ -20,15 +20,21 @@ the suite's seeds 0-4 of the five tasks, HalfCheetah-v5 first. Seed ``s`` starts
 
     python benchmarks/critic_lr_rerun.py --task HalfCheetah-v5 --seeds 0 1   # ~60-75 CPU minutes a run
     python benchmarks/critic_lr_rerun.py --report                            # the tables over the result files
+    python benchmarks/critic_lr_rerun.py --promote   # once the rule says ship and the configs carry the rate
 
 Writes ``benchmarks/results/critic_lr_rerun/<task stem>/seed_<S>.json`` per run (the suite's record: curve, commit,
-machine, load, CPU seconds) and, with ``--report``, ``benchmarks/results/critic_lr_rerun.md``.
+machine, load, CPU seconds) and, with ``--report``, ``benchmarks/results/critic_lr_rerun.md``. ``--promote`` writes
+the 25 runs as the suite's ``polyak_recommended`` result files, keeping the files they replace under
+``benchmarks/results/critic_lr_rerun_partners/`` (the report and the rule keep pairing each run with them); it refuses,
+writing nothing, while a run is owed, while the rule says keep, or while the shipped configs' critic is not this
+one (``critic/NetworkConfig.lr = 0.0007`` at 512 wide, in ``configs/recommended.gin`` and the five suite configs).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -37,19 +43,42 @@ from typing import Any
 from baseline_width import study_path as sb3_path
 from common import RunFailed, cpu_kind, trained_line
 from critic_width import add_reproduce_arguments, make_out_dir, recorded_run, row_numbers
-from suite import RECOMMENDED_ROW, RESULTS, SAMPLE_EFFICIENCY_TASKS, TASKS, result_path, run_polyak
+from suite import (
+    RECOMMENDED_ROW,
+    RESULTS,
+    ROOT,
+    SAMPLE_EFFICIENCY_TASKS,
+    TASKS,
+    config_file,
+    result_path,
+    run_polyak,
+    write_result,
+)
 
-LR_BINDING = "critic/NetworkConfig.lr = 0.0007"
+LR = 0.0007
+LR_BINDING = f"critic/NetworkConfig.lr = {LR}"
 BINDINGS = (LR_BINDING,)  # after the suite protocol's and the width's, so they win
 WIDTH = 512  # the shipped recommended row's critic, and sb3-contrib's CrossQ in the like-for-like runs
 SEEDS = tuple(range(5))
 GATE_TASK = "HalfCheetah-v5"
 STUDY = RESULTS / "critic_lr_rerun"
 REPORT = RESULTS / "critic_lr_rerun.md"
+PARTNERS = RESULTS / "critic_lr_rerun_partners"  # --promote keeps here the suite files it replaces (critic lr 1e-3)
 
 
 def rerun_path(task: str, seed: int) -> Path:
     return STUDY / TASKS[task].config_stem / f"seed_{seed}.json"
+
+
+def kept_path(task: str, seed: int) -> Path:
+    return PARTNERS / TASKS[task].config_stem / f"{RECOMMENDED_ROW}_seed_{seed}.json"
+
+
+def shipped_path(task: str, seed: int) -> Path:
+    """The run a rerun run of ``seed`` is paired with: the suite's recommended file, or the copy ``--promote`` kept
+    of it before the suite's row became the rerun's."""
+    kept = kept_path(task, seed)
+    return kept if kept.exists() else result_path(RESULTS, task, RECOMMENDED_ROW, seed)
 
 
 def finals(paths: dict[int, Path]) -> dict[int, float]:
@@ -62,8 +91,8 @@ def rerun_finals(task: str) -> dict[int, float]:
 
 
 def shipped_finals(task: str) -> dict[int, float]:
-    """The suite's recommended row (what ships) on the same seeds."""
-    return finals({seed: result_path(RESULTS, task, RECOMMENDED_ROW, seed) for seed in SEEDS})
+    """The recommended row the rerun would replace (critic lr 1e-3) on the same seeds."""
+    return finals({seed: shipped_path(task, seed) for seed in SEEDS})
 
 
 def sb3_finals(task: str) -> dict[int, float]:
@@ -138,7 +167,7 @@ def task_lines() -> list[str]:
 def shipping_rule() -> dict[str, Any] | None:
     """``critic_width.py``'s shipping rule, the shipped row against the rerun's over the five tasks' seeds 0-4; None
     while a run of either is missing."""
-    paths = {task: [(result_path(RESULTS, task, RECOMMENDED_ROW, s), rerun_path(task, s)) for s in SEEDS]
+    paths = {task: [(shipped_path(task, s), rerun_path(task, s)) for s in SEEDS]
              for task in SAMPLE_EFFICIENCY_TASKS}
     if not all(path.exists() for pairs in paths.values() for pair in pairs for path in pair):
         return None
@@ -161,6 +190,67 @@ def shipping_lines() -> list[str]:
         lines.append(f"| {label} | {row['normalized_iqm']:.3f} [{row['ci'][0]:.3f}, {row['ci'][1]:.3f}] | "
                      f"{row['lowest_stability']:.2f} |")
     return [*lines, "", f"Ship the rerun's row: **{'yes' if verdict['ship'] else 'no'}**."]
+
+
+def shipped_mismatches() -> list[str]:
+    """How ``configs/recommended.gin`` and the five suite configs of the recommended row differ from the critic the
+    rerun trained (512 wide, learning rate 7e-4)."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    mismatches = []
+    files = [config_file(task, "recommended") for task in SAMPLE_EFFICIENCY_TASKS] + [ROOT / "configs/recommended.gin"]
+    for path in files:
+        parse_gin(path, [])
+        critic = build_configs_from_gin().critic
+        settings = {"critic width": tuple(critic.hidden_sizes), "critic lr": critic.lr}
+        wanted = {"critic width": (WIDTH, WIDTH), "critic lr": LR}
+        mismatches += [f"{path.relative_to(ROOT)}: {key} is {settings[key]}, the rerun's is {wanted[key]}"
+                       for key in wanted if settings[key] != wanted[key]]
+    return mismatches
+
+
+def promoted(run: dict[str, Any], source: Path) -> dict[str, Any]:
+    """A rerun run as the suite's result file of the recommended row: the same record, without the bindings of the
+    width and learning rate its config carries."""
+    protocol = [b for b in run["settings"]["gin_params"]
+                if b not in BINDINGS and not b.startswith("critic/NetworkConfig.hidden_sizes")]
+    return {**run, "env_steps_per_s": round(run["budget"] / run["wall_seconds"], 2),
+            "settings": {**run["settings"], "gin_params": protocol},
+            "from_rerun": {"file": str(source.relative_to(ROOT)),
+                           "note": f"a critic_lr_rerun.py run: the recommended config with `{LR_BINDING}`, "
+                                   "which the config carries since this promotion"}}
+
+
+def promote() -> list[Path]:
+    """The rerun's end when the rule says ship (module docstring): each run as the suite's recommended result file
+    of its task and seed, the replaced file kept first. Refused (one line, nothing written) otherwise."""
+    owed = [f"{task} seed {seed}" for task in SAMPLE_EFFICIENCY_TASKS for seed in SEEDS
+            if not rerun_path(task, seed).exists()]
+    if owed:
+        sys.exit(f"critic_lr_rerun: the rerun still owes {len(owed)} runs ({', '.join(owed)}); nothing promoted")
+    verdict = shipping_rule()
+    if verdict is None:  # a shipped row's file is missing
+        sys.exit("critic_lr_rerun: a run of the shipped row is missing (python benchmarks/suite.py --todo); "
+                 "nothing promoted")
+    if not verdict["ship"]:
+        shipped, rerun = verdict["shipped"], verdict["rerun"]
+        sys.exit(f"critic_lr_rerun: the shipping rule keeps critic lr 1e-3 (IQM {shipped['normalized_iqm']:.3f} "
+                 f"against {rerun['normalized_iqm']:.3f}, lowest stability {shipped['lowest_stability']:.2f} "
+                 f"against {rerun['lowest_stability']:.2f}); nothing promoted")
+    if mismatches := shipped_mismatches():
+        sys.exit("critic_lr_rerun: the shipped configs are not the rerun's yet; " + "; ".join(mismatches))
+    written = []
+    for task in SAMPLE_EFFICIENCY_TASKS:
+        for seed in SEEDS:
+            path, kept = result_path(RESULTS, task, RECOMMENDED_ROW, seed), kept_path(task, seed)
+            if not kept.exists():  # a second --promote finds the lr 1e-3 run kept already
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, kept.with_suffix(".tmp"))
+                kept.with_suffix(".tmp").replace(kept)
+            source = rerun_path(task, seed)
+            write_result(path, promoted(json.loads(source.read_text()), source))
+            written.append(path)
+    return written
 
 
 def report() -> str:
@@ -187,8 +277,15 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), choices=SEEDS, metavar="SEED",
                         help=f"seeds to run ({SEEDS[0]}-{SEEDS[-1]}); a done or claimed seed is skipped")
     parser.add_argument("--report", action="store_true", help="only rebuild the report from the result files")
+    parser.add_argument("--promote", action="store_true",
+                        help="write the 25 runs as the suite's recommended row (once the rule says ship)")
     add_reproduce_arguments(parser, "run directory")
     args = parser.parse_args()
+    if args.promote:
+        written = promote()
+        print(f"critic_lr_rerun: {len(written)} result files of {RECOMMENDED_ROW} written; rebuild the suite's "
+              "report: python benchmarks/suite.py --report")
+        return
     if not args.report:
         make_out_dir("critic_lr_rerun", args.out_dir)
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 
 import pytest
@@ -102,3 +103,75 @@ def test_a_run_trains_the_recommended_row_with_the_rerun_s_learning_rate(study, 
     assert {"critic/NetworkConfig.lr = 0.0007", "critic/NetworkConfig.hidden_sizes = (512, 512)"} <= set(
         result["settings"]["gin_params"])
     assert result["eval_steps"] == [100, 200] and result["seed"] == 0 and result["cpu_seconds"] > 0
+
+
+def rerun_record(task: str, seed: int, final: float, curve: list[float] | None = None) -> dict:
+    """A rerun result file as ``recorded_run`` writes it."""
+    curve = curve or [final * step / STEPS[-1] for step in STEPS]
+    return {"eval_steps": STEPS, "eval_returns": curve, "live_eval_returns": curve, "final_return": final,
+            "eval_wall_seconds": [10.0] * len(STEPS), "wall_seconds": 4_000.0, "cpu_seconds": 3_600.0,
+            "task": task, "row": "polyak_recommended", "critic_width": 512, "seed": seed, "budget": 100_000,
+            "settings": {"config": "configs/suite/x_recommended.gin",
+                         "gin_params": ["TrainerConfig.max_env_steps = 100000",
+                                        "critic/NetworkConfig.hidden_sizes = (512, 512)", rerun.LR_BINDING]},
+            "code_commit": {"commit": "abcdef0123"}, "machine": {"cpu": "CPU", "cpu_isa": "X"},
+            "load_average": {"before": [2.0], "after": [2.0]}, "finished": "today", "env_steps_per_cpu_s": 27.8}
+
+
+def test_promote_writes_the_runs_as_the_suites_row_only_when_the_rule_and_configs_say_so(study, monkeypatch):
+    monkeypatch.setattr(rerun, "ROOT", study)
+    monkeypatch.setattr(rerun, "PARTNERS", study / "partners")
+    monkeypatch.setattr(rerun, "shipped_mismatches", lambda: [])
+    suite_file = rerun.result_path(None, "Ant-v5", None, 3)
+    before = suite_file.read_text()
+    for task in rerun.SAMPLE_EFFICIENCY_TASKS:
+        for seed in rerun.SEEDS:
+            if (task, seed) != ("Humanoid-v5", 4):
+                write(rerun.rerun_path(task, seed), 0.0)  # a placeholder, replaced below
+                rerun.rerun_path(task, seed).write_text(json.dumps(rerun_record(task, seed, 9_000.0 + seed)))
+    with pytest.raises(SystemExit, match=re.escape("owes 1 runs (Humanoid-v5 seed 4); nothing promoted")):
+        rerun.promote()
+    # Humanoid seed 4 falls from a best of 12,000 to 9,000: higher finals, but a less steady task than the shipped
+    falls = [12_000.0 * step / STEPS[14] for step in STEPS[:15]] + [9_000.0] * 5
+    rerun.rerun_path("Humanoid-v5", 4).write_text(json.dumps(rerun_record("Humanoid-v5", 4, 9_000.0, falls)))
+    with pytest.raises(SystemExit, match="the shipping rule keeps critic lr 1e-3"):
+        rerun.promote()
+    rerun.rerun_path("Humanoid-v5", 4).write_text(json.dumps(rerun_record("Humanoid-v5", 4, 9_004.0)))
+    monkeypatch.setattr(rerun, "shipped_mismatches", lambda: ["configs/recommended.gin: critic lr is 0.001"])
+    with pytest.raises(SystemExit, match=re.escape("configs are not the rerun's yet; configs/recommended.gin")):
+        rerun.promote()
+    assert suite_file.read_text() == before and not rerun.PARTNERS.exists()  # every refusal wrote nothing
+    verdict = rerun.shipping_rule()
+    assert verdict["ship"]
+
+    monkeypatch.setattr(rerun, "shipped_mismatches", lambda: [])
+    assert len(rerun.promote()) == 25
+    ant = json.loads(suite_file.read_text())
+    assert ant["final_return"] == 9_003.0 and ant["critic_width"] == 512 and ant["env_steps_per_s"] == 25.0
+    assert ant["settings"]["gin_params"] == ["TrainerConfig.max_env_steps = 100000"]  # the config carries the rest
+    assert ant["from_rerun"]["file"] == "rerun/ant/seed_3.json"
+    kept = study / "partners" / "ant" / "polyak_recommended_seed_3.json"
+    assert kept.read_text() == before and rerun.shipped_path("Ant-v5", 3) == kept
+    # The report and the rule still pair each run with the row it replaced, not with itself.
+    assert rerun.shipped_finals("Ant-v5") == dict.fromkeys(rerun.SEEDS, 8_000.0)
+    assert rerun.shipping_rule() == verdict
+    rerun.promote()  # again: the kept files stay the replaced runs
+    assert kept.read_text() == before
+
+
+def test_the_shipped_configs_are_compared_with_the_rerun_s_critic(tmp_path, monkeypatch):
+    """Copies of the six files, lines appended, against 512 wide and lr 7e-4."""
+    shutil.copytree(ROOT / "configs" / "suite", tmp_path / "configs" / "suite")
+    shutil.copy(ROOT / "configs" / "recommended.gin", tmp_path / "configs" / "recommended.gin")
+    appended = {"halfcheetah": "critic/NetworkConfig.hidden_sizes = (256, 256)",
+                "hopper": "critic/NetworkConfig.lr = 0.001", "recommended": "critic/NetworkConfig.lr = 0.0005"}
+    for path in [*(tmp_path / "configs" / "suite").glob("*_recommended.gin"), tmp_path / "configs" / "recommended.gin"]:
+        extra = appended.get(path.stem.removesuffix("_recommended"), "")
+        path.write_text(f"{path.read_text()}\n{rerun.LR_BINDING}\n{extra}\n")
+    monkeypatch.setattr(rerun, "ROOT", tmp_path)
+    monkeypatch.setattr(rerun, "config_file", lambda task, algo: (
+        tmp_path / "configs" / "suite" / f"{rerun.TASKS[task].config_stem}_{algo}.gin"))
+    assert rerun.shipped_mismatches() == [
+        "configs/suite/halfcheetah_recommended.gin: critic width is (256, 256), the rerun's is (512, 512)",
+        "configs/suite/hopper_recommended.gin: critic lr is 0.001, the rerun's is 0.0007",
+        "configs/recommended.gin: critic lr is 0.0005, the rerun's is 0.0007"]
