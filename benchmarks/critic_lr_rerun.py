@@ -50,6 +50,7 @@ from suite import (
     SAMPLE_EFFICIENCY_TASKS,
     TASKS,
     config_file,
+    recommended_config_mismatches,
     result_path,
     run_polyak,
     write_result,
@@ -195,18 +196,10 @@ def shipping_lines() -> list[str]:
 def shipped_mismatches() -> list[str]:
     """How ``configs/recommended.gin`` and the five suite configs of the recommended row differ from the critic the
     rerun trained (512 wide, learning rate 7e-4)."""
-    from polyak.ginconf import build_configs_from_gin, parse_gin
-
-    mismatches = []
-    files = [config_file(task, "recommended") for task in SAMPLE_EFFICIENCY_TASKS] + [ROOT / "configs/recommended.gin"]
-    for path in files:
-        parse_gin(path, [])
-        critic = build_configs_from_gin().critic
-        settings = {"critic width": tuple(critic.hidden_sizes), "critic lr": critic.lr}
-        wanted = {"critic width": (WIDTH, WIDTH), "critic lr": LR}
-        mismatches += [f"{path.relative_to(ROOT)}: {key} is {settings[key]}, the rerun's is {wanted[key]}"
-                       for key in wanted if settings[key] != wanted[key]]
-    return mismatches
+    return recommended_config_mismatches(
+        {"critic width": (WIDTH, WIDTH), "critic lr": LR},
+        lambda configs: {"critic width": tuple(configs.critic.hidden_sizes), "critic lr": configs.critic.lr},
+        ROOT, config_file)
 
 
 def promoted(run: dict[str, Any], source: Path) -> dict[str, Any]:

@@ -72,6 +72,7 @@ from suite import (
     TASKS,
     config_file,
     cpu_seconds,
+    recommended_config_mismatches,
     result_path,
     run_polyak,
     seeds_asked,
@@ -399,18 +400,11 @@ def follow_up_pick() -> str | None:
 def shipped_mismatches(width: int, rate: float) -> list[str]:
     """How the suite's recommended configs (and ``configs/recommended.gin``) differ from a ``width``-wide critic and
     an actor average at ``rate``, the settings the rerun's runs trained and evaluated with."""
-    from polyak.ginconf import build_configs_from_gin, parse_gin
-
-    mismatches = []
-    files = [config_file(task, "recommended") for task in SAMPLE_EFFICIENCY_TASKS] + [ROOT / "configs/recommended.gin"]
-    for path in files:
-        parse_gin(path, [])
-        configs = build_configs_from_gin()
-        settings = {"critic width": tuple(configs.critic.hidden_sizes), "actor_average": configs.agent.actor_average}
-        wanted = {"critic width": (width, width), "actor_average": rate}
-        mismatches += [f"{path.relative_to(ROOT)}: {key} is {settings[key]}, the rerun's is {wanted[key]}"
-                       for key in wanted if settings[key] != wanted[key]]
-    return mismatches
+    return recommended_config_mismatches(
+        {"critic width": (width, width), "actor_average": rate},
+        lambda configs: {"critic width": tuple(configs.critic.hidden_sizes),
+                         "actor_average": configs.agent.actor_average},
+        ROOT, config_file)
 
 
 def promoted(run: dict[str, Any], source: Path, pick: str) -> dict[str, Any]:

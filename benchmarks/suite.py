@@ -189,6 +189,23 @@ def config_file(task: str, algo: str) -> Path:
     return CONFIGS / f"{TASKS[task].config_stem}_{algo}.gin"
 
 
+def recommended_config_mismatches(wanted: dict[str, Any], read: Callable[[Any], dict[str, Any]], root: Path = ROOT,
+                                  config_of: Callable[[str, str], Path] = config_file) -> list[str]:
+    """Each setting in ``wanted`` that ``configs/recommended.gin`` or a suite config of the recommended row binds
+    otherwise, one line each. ``read`` takes a config's built settings (``polyak.ginconf``) to a dict with the keys of
+    ``wanted``; a study passes ``root`` and ``config_of`` from its own module so its tests can point them at copies."""
+    from polyak.ginconf import build_configs_from_gin, parse_gin
+
+    mismatches = []
+    files = [config_of(task, "recommended") for task in SAMPLE_EFFICIENCY_TASKS] + [root / "configs/recommended.gin"]
+    for path in files:
+        parse_gin(path, [])
+        settings = read(build_configs_from_gin())
+        mismatches += [f"{path.relative_to(root)}: {key} is {settings[key]}, the rerun's is {value}"
+                       for key, value in wanted.items() if settings[key] != value]
+    return mismatches
+
+
 # ---------------------------------------------------------------------------------------------- one run
 def suite_run_dir(task: str, row: str, seed: int, results: Path = RESULTS) -> Path:
     """Where a suite run keeps its files while it trains: polyak's run directory, an SB3 row's snapshots. One per
